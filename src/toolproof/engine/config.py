@@ -1,0 +1,45 @@
+"""The configuration of a run: everything that decides its results, and nothing else."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolproof.spec import Suite
+
+
+class RunConfig(BaseModel):
+    """What a run is: resume refuses to continue a run under a different one."""
+
+    suite: str = Field(description="Suite directory (resolved).")
+    agent: str = Field(description="Agent spec, e.g. 'oracle' or 'openai:gpt-4o'.")
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    epochs: int = Field(1, ge=1)
+    seed: int | None = Field(None, description="Overrides the suite's seed.")
+    tasks: list[str] = Field(default_factory=list, description="Glob patterns of task ids.")
+    system_prompt: str | None = Field(None, description="Custom system prompt (a custom track).")
+    retries: int = Field(2, ge=0, description="Retries of an episode that ends in infra_error.")
+    snapshots: bool = Field(True, description="Store a snapshot of each changed state.")
+
+    def track(self) -> str:
+        """'standard', or 'custom-' plus a hash of the custom system prompt."""
+        if self.system_prompt is None:
+            return "standard"
+        return "custom-" + hashlib.sha256(self.system_prompt.encode()).hexdigest()[:10]
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that must match for a run to be resumed."""
+        return self.model_dump(exclude={"retries"})
+
+    def select(self, suite: Suite) -> list[str]:
+        """Ids of the suite's tasks this run covers, in suite order."""
+        if not self.tasks:
+            return [t.id for t in suite.tasks]
+        return [t.id for t in suite.tasks if any(fnmatch.fnmatch(t.id, p) for p in self.tasks)]
+
+    def effective_seed(self, suite: Suite) -> int:
+        """The seed used for drawing parameters."""
+        return suite.config.seed if self.seed is None else self.seed

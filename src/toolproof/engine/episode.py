@@ -1,0 +1,224 @@
+"""One episode: build the world, let the agent act through the gateway, score what it did.
+
+Harness-driven::
+
+    loop { agent.act(observation) -> turn; gateway.call(each call) -> results; record Step }
+    until a final answer, or a limit (steps, time, loop), or an error.
+
+Every episode ends with a termination reason; an agent crash is contained to
+its episode (agent_error) and a harness failure is an infra_error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from toolproof.agents import (
+    Agent,
+    AgentFactory,
+    AgentInfraError,
+    AgentTurn,
+    DrivenAgent,
+    EpisodeContext,
+    Observation,
+)
+from toolproof.scoring import Score, ScoringContext, score_episode
+from toolproof.spec import TaskInstance
+from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
+from toolproof.trajectory import Message, Termination, Trajectory
+from toolproof.worlds import BlobStore, World, WorldSnapshot
+
+from .session import DrivenSession, Recorder
+
+
+@dataclass
+class EpisodeOptions:
+    """How to run episodes (shared by every episode of a run)."""
+
+    agent_label: str
+    fixtures_base: Path | None = None
+    blobs: BlobStore | None = None
+    policies: Sequence[CallPolicy] = ()
+    tmp_root: Path | None = None
+
+
+def _error_text(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+async def _close_agent(agent: object) -> None:
+    for name in ("aclose", "close"):
+        closer = getattr(agent, name, None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                outcome = closer()
+                if inspect.isawaitable(outcome):
+                    await outcome
+            return
+
+
+async def run_episode(
+    instance: TaskInstance,
+    factory: AgentFactory,
+    options: EpisodeOptions,
+    *,
+    world: World | None = None,
+) -> tuple[Trajectory, Score]:
+    """Run one episode to its end and score it.
+
+    Args:
+        instance: The rendered task.
+        factory: Makes this episode's agent.
+        options: Run-wide settings.
+        world: A prepared world (e.g. restored for a replay); built fresh when None.
+    """
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    limits = instance.limits
+    own_world = world is None
+    world = world or World(instance.task.world, fixtures_base=options.fixtures_base, tmp_root=options.tmp_root)
+    prompt = [
+        Message(role="system", content=instance.system_prompt),
+        Message(role="user", content=instance.task.description),
+    ]
+    termination = Termination.COMPLETED
+    error: str | None = None
+    answer: str | None = None
+    recorder: Recorder | None = None
+    initial: WorldSnapshot | None = None
+    try:
+        tools = resolve_tools(instance.task)
+        ctx = ToolContext(world=world, instance=instance)
+        gateway = ToolGateway(
+            tools, ctx, faults=instance.task.faults, policies=options.policies, timeout_s=limits.tool_timeout_s
+        )
+        recorder = Recorder(instance, world, gateway, options.blobs)
+        initial = recorder.start()
+        agent = factory(EpisodeContext(instance=instance, tools=gateway.schemas))
+        try:
+            if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+                termination, answer, error = await _drive(agent, recorder, gateway, instance, prompt)
+            else:
+                termination, answer, error = await _loop(agent, recorder, gateway, instance, prompt, t0)
+        finally:
+            await _close_agent(agent)
+    except ToolCrash as exc:
+        termination, error = Termination.INFRA_ERROR, str(exc)
+    except Exception as exc:  # a harness failure outside the agent's turn
+        termination, error = Termination.INFRA_ERROR, _error_text(exc)
+    steps = recorder.steps if recorder is not None else []
+    trajectory = Trajectory(
+        episode_id=instance.key,
+        task_id=instance.task.id,
+        epoch=instance.epoch,
+        seed=instance.seed,
+        agent=options.agent_label,
+        prompt=prompt,
+        steps=steps,
+        final_answer=answer,
+        termination=termination,
+        error=error,
+        started_at=started_at,
+        duration_s=time.perf_counter() - t0,
+    )
+    try:
+        if initial is None:
+            initial = world.snapshot()
+        final = world.snapshot()
+        score = score_episode(
+            ScoringContext(instance=instance, trajectory=trajectory, initial=initial, final=final, world=world)
+        )
+    finally:
+        if own_world:
+            world.close()
+    return trajectory, score
+
+
+async def _loop(
+    agent: Agent,
+    recorder: Recorder,
+    gateway: ToolGateway,
+    instance: TaskInstance,
+    prompt: list[Message],
+    t0: float,
+) -> tuple[Termination, str | None, str | None]:
+    limits = instance.limits
+    messages = list(prompt)
+    for step in range(limits.max_steps):
+        remaining = limits.total_timeout_s - (time.perf_counter() - t0)
+        if remaining <= 0:
+            return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
+        observation = Observation(messages=list(messages), tools=gateway.schemas, step=step)
+        a0 = time.perf_counter()
+        budget = min(limits.step_timeout_s, remaining)
+        try:
+            turn = await asyncio.wait_for(agent.act(observation), budget)
+        except TimeoutError:
+            return Termination.TIMEOUT, None, f"agent turn {step} took longer than {budget:g}s"
+        except AgentInfraError as exc:
+            return Termination.INFRA_ERROR, None, str(exc)
+        except Exception as exc:
+            return Termination.AGENT_ERROR, None, _error_text(exc)
+        agent_s = time.perf_counter() - a0
+        if not isinstance(turn, AgentTurn):
+            return Termination.AGENT_ERROR, None, f"act() returned {type(turn).__name__}, not AgentTurn"
+        if not turn.tool_calls:
+            message = Message(role="assistant", content=turn.content)
+            recorder.record(message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage)
+            final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
+            return final, turn.content or "", None
+        calls, results, tool_s = await recorder.execute(turn.tool_calls, limits.loop_threshold)
+        message = Message(role="assistant", content=turn.content, tool_calls=calls)
+        recorder.record(message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage)
+        messages.append(message)
+        messages.extend(
+            Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name) for r in results
+        )
+        if recorder.loop_detected:
+            return Termination.LOOP, None, recorder.loop_detected
+    return Termination.STEP_LIMIT, None, f"no answer after {limits.max_steps} steps"
+
+
+async def _drive(
+    agent: DrivenAgent,
+    recorder: Recorder,
+    gateway: ToolGateway,
+    instance: TaskInstance,
+    prompt: list[Message],
+) -> tuple[Termination, str | None, str | None]:
+    limits = instance.limits
+    session = DrivenSession(
+        recorder=recorder,
+        system_prompt=instance.system_prompt,
+        prompt=instance.task.description,
+        tools=gateway.schemas,
+        max_steps=limits.max_steps,
+        loop_threshold=limits.loop_threshold,
+    )
+    a0 = time.perf_counter()
+    try:
+        answer = await asyncio.wait_for(agent.run(session), limits.total_timeout_s)
+    except TimeoutError:
+        return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
+    except AgentInfraError as exc:
+        return Termination.INFRA_ERROR, None, str(exc)
+    except ToolCrash:
+        raise
+    except Exception as exc:
+        return Termination.AGENT_ERROR, None, _error_text(exc)
+    recorder.record(Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0)
+    if recorder.loop_detected:
+        return Termination.LOOP, None, recorder.loop_detected
+    if session.step_limit_hit:
+        return Termination.STEP_LIMIT, None, f"more than {limits.max_steps} tool calls"
+    return Termination.COMPLETED, str(answer), None

@@ -1,0 +1,152 @@
+"""The runner: plan the episodes of a run, keep N in flight, store each as it ends, resume.
+
+Results are appended to the run store as each episode ends, so a killed run
+loses nothing; ``resume`` runs only the missing episodes and refuses when the
+configuration or the suite changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from toolproof._version import __version__
+from toolproof.metrics import summarize
+from toolproof.results import EpisodeRecord, RunReader, RunStore
+from toolproof.spec import Problem, SpecError, Suite, load_suite
+
+from .config import RunConfig
+from .executor import EpisodeJob, Executor, LocalExecutor, Worker
+
+ProgressCallback = Callable[[EpisodeRecord], None]
+
+
+class ResumeError(SpecError):
+    """A run cannot be resumed under the given configuration."""
+
+
+def environment() -> dict[str, Any]:
+    """Facts about the machine and software that produced a run."""
+    return {
+        "toolproof": __version__,
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "platform": platform.platform(),
+    }
+
+
+def plan(config: RunConfig, suite: Suite) -> list[EpisodeJob]:
+    """Every episode of the run, in task then epoch order."""
+    return [EpisodeJob(task_id, epoch) for task_id in config.select(suite) for epoch in range(config.epochs)]
+
+
+class Runner:
+    """Runs a configuration into a run directory."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        run_dir: Path,
+        *,
+        parallel: int = 4,
+        executor: Executor | None = None,
+        on_episode: ProgressCallback | None = None,
+        suite: Suite | None = None,
+    ) -> None:
+        self.config = config
+        self.run_dir = run_dir
+        self.parallel = max(1, parallel)
+        self.suite = suite or load_suite(config.suite)
+        self._executor = executor
+        self.on_episode = on_episode
+        if not config.select(self.suite):
+            raise SpecError(
+                [Problem(None, None, "--task", f"no task of suite {self.suite.name!r} matches {config.tasks}")]
+            )
+
+    def _meta(self) -> dict[str, Any]:
+        suite = self.suite
+        return {
+            "config": self.config.model_dump(),
+            "identity": self.config.identity(),
+            "suite": {
+                "name": suite.name,
+                "version": suite.config.version,
+                "digest": suite.digest,
+                "seed": self.config.effective_seed(suite),
+                "canary": suite.config.canary,
+            },
+            "track": self.config.track(),
+            "environment": environment(),
+            "planned": len(plan(self.config, suite)),
+        }
+
+    def check_resumable(self, store: RunStore) -> None:
+        """Refuse to resume a run made under another configuration or suite content.
+
+        Raises:
+            ResumeError: naming each difference.
+        """
+        meta = store.meta()
+        if not meta:
+            return
+        problems = []
+        old = meta.get("identity", {})
+        new = self.config.identity()
+        for key in sorted(old.keys() | new.keys()):
+            if old.get(key) != new.get(key):
+                problems.append(
+                    Problem(None, None, key, f"the run used {old.get(key)!r}, now {new.get(key)!r}")
+                )
+        if meta.get("suite", {}).get("digest") != self.suite.digest:
+            problems.append(
+                Problem(None, None, "suite", "the suite's files changed since the run started")
+            )
+        if problems:
+            problems.append(
+                Problem(None, None, "fix", "resume with the original configuration, or start a new run")
+            )
+            raise ResumeError(problems)
+
+    async def run(self) -> dict[str, Any]:
+        """Run every missing episode; return the summary (also written to summary.json)."""
+        store = RunStore(self.run_dir)
+        try:
+            self.check_resumable(store)
+            store.set_meta(self._meta())
+            done = store.keys()
+            jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
+            executor = self._executor or LocalExecutor(Worker(self.config, self.run_dir, self.suite))
+            await self._drain(jobs, executor, store)
+            return self.finalize(store)
+        finally:
+            store.close()
+
+    async def _drain(self, jobs: Iterator[EpisodeJob], executor: Executor, store: RunStore) -> None:
+        async def worker() -> None:
+            for job in jobs:
+                record = await executor.submit(job)
+                store.append(record)
+                if self.on_episode is not None:
+                    self.on_episode(record)
+
+        workers = [asyncio.create_task(worker()) for _ in range(self.parallel)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    def finalize(self, store: RunStore) -> dict[str, Any]:
+        """Compute the summary from everything stored and write it."""
+        with RunReader(self.run_dir) as reader:
+            records = list(reader.records())
+            meta = reader.meta()
+        summary = summarize(records, meta)
+        store.finalize(summary)
+        return summary

@@ -1,0 +1,153 @@
+"""The recorder shared by both ways of driving an agent: steps, loop guard, snapshots."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolproof.spec import TaskInstance
+from toolproof.tools import ToolGateway
+from toolproof.trajectory import Message, StateDiff, Step, ToolCall, ToolResult, ToolSchema, Usage
+from toolproof.worlds import BlobStore, World, WorldSnapshot
+
+
+@dataclass
+class Recorder:
+    """Runs calls through the gateway and records each turn as a Step."""
+
+    instance: TaskInstance
+    world: World
+    gateway: ToolGateway
+    blobs: BlobStore | None = None
+    steps: list[Step] = field(default_factory=list)
+    loop_detected: str | None = None
+    _seen: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    _digest: str = ""
+    _snapshot: WorldSnapshot | None = None
+    _snapshot_ref: str | None = None
+    _pending_usage: Usage | None = None
+    _call_ids: set[str] = field(default_factory=set)
+
+    def start(self) -> WorldSnapshot:
+        """Take the initial snapshot; return it for scoring."""
+        self._snapshot = self.world.snapshot(self.blobs)
+        self._digest = self._snapshot.digest()
+        if self.blobs is not None:
+            self._snapshot_ref = self.blobs.put_bytes(self._snapshot.model_dump_json().encode())
+        return self._snapshot
+
+    @property
+    def initial_ref(self) -> str | None:
+        """Snapshot reference of the state before the first step (with a blob store)."""
+        return self.steps[0].annotations.get("before") if self.steps else self._snapshot_ref
+
+    def add_usage(self, usage: Usage) -> None:
+        """Usage to attach to the next recorded step."""
+        self._pending_usage = usage if self._pending_usage is None else self._pending_usage + usage
+
+    def _unique_ids(self, calls: list[ToolCall], step: int) -> list[ToolCall]:
+        fixed = []
+        for n, call in enumerate(calls):
+            if not call.id or call.id in self._call_ids:
+                call = call.model_copy(update={"id": f"call_{step}_{n}"})
+            self._call_ids.add(call.id)
+            fixed.append(call)
+        return fixed
+
+    async def execute(self, calls: list[ToolCall], threshold: int) -> tuple[list[ToolCall], list[ToolResult], float]:
+        """Run calls in order; note a loop when the same call meets the same state too often."""
+        calls = self._unique_ids(calls, len(self.steps))
+        results: list[ToolResult] = []
+        started = time.perf_counter()
+        for call in calls:
+            args = json.dumps(call.arguments, sort_keys=True, default=str)
+            key = (call.name, args if call.raw_arguments is None else call.raw_arguments, self._digest)
+            self._seen[key] = self._seen.get(key, 0) + 1
+            if self._seen[key] >= threshold and self.loop_detected is None:
+                self.loop_detected = f"{call.name}({args[:80]}) repeated {self._seen[key]} times on the same state"
+            results.append(await self.gateway.call(call))
+            if self.gateway.kind(call.name) == "write":
+                self._digest = self.world.digest()
+        if any(self.gateway.kind(c.name) == "write" for c in calls) or self.world.workspace is not None:
+            self._digest = self.world.digest()
+        return calls, results, time.perf_counter() - started
+
+    def record(
+        self,
+        message: Message,
+        results: list[ToolResult],
+        *,
+        agent_s: float,
+        tool_s: float,
+        usage: Usage | None = None,
+        observations: list[Message] | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Step:
+        """Append a step, with the state digest and (when the state changed) a diff and snapshot."""
+        if self._pending_usage is not None:
+            usage = self._pending_usage if usage is None else usage + self._pending_usage
+            self._pending_usage = None
+        diff: StateDiff | None = None
+        before_ref = self._snapshot_ref
+        assert self._snapshot is not None, "start() first"
+        if self._digest != self._snapshot.digest():
+            snap = self.world.snapshot(self.blobs)
+            diff = World.diff(self._snapshot, snap)
+            self._snapshot = snap
+            if self.blobs is not None:
+                self._snapshot_ref = self.blobs.put_bytes(snap.model_dump_json().encode())
+        notes = dict(annotations or {})
+        if not self.steps and before_ref is not None:
+            notes["before"] = before_ref
+        step = Step(
+            index=len(self.steps),
+            message=message,
+            results=results,
+            observations=observations or [],
+            usage=usage,
+            agent_s=agent_s,
+            tool_s=tool_s,
+            state_digest=self._digest,
+            diff=diff,
+            snapshot=self._snapshot_ref,
+            annotations=notes,
+        )
+        self.steps.append(step)
+        return step
+
+
+@dataclass
+class DrivenSession:
+    """The :class:`~toolproof.agents.ToolSession` handed to an agent that owns its loop."""
+
+    recorder: Recorder
+    system_prompt: str
+    prompt: str
+    tools: list[ToolSchema]
+    max_steps: int
+    loop_threshold: int
+    step_limit_hit: bool = False
+    _last: float = field(default_factory=time.perf_counter)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run a tool through the gateway and record the call as one step."""
+        agent_s = time.perf_counter() - self._last
+        call = ToolCall(id=f"call_{len(self.recorder.steps)}_0", name=name, arguments=dict(arguments))
+        if len(self.recorder.steps) >= self.max_steps or self.recorder.loop_detected:
+            self.step_limit_hit = self.step_limit_hit or len(self.recorder.steps) >= self.max_steps
+            return ToolResult(
+                call_id=call.id, name=name, content="error: the episode's step limit is reached; stop",
+                is_error=True, error_kind="policy_violation",
+            )
+        calls, results, tool_s = await self.recorder.execute([call], self.loop_threshold)
+        self.recorder.record(
+            Message(role="assistant", tool_calls=calls), results, agent_s=agent_s, tool_s=tool_s
+        )
+        self._last = time.perf_counter()
+        return results[0]
+
+    def record_usage(self, usage: Usage) -> None:
+        """Add model usage to the episode."""
+        self.recorder.add_usage(usage)

@@ -1,0 +1,12 @@
+"""Results on disk: the episode record and the run directory's reader and writer.
+
+Map::
+
+    run_dir/ run.db (meta, episodes, steps) + trajectories.jsonl + summary.json + blobs/
+    engine --RunStore.append--> run_dir --RunReader--> metrics, report, viewer
+"""
+
+from .record import EpisodeRecord, TaskFacts
+from .store import DB_NAME, SUMMARY, TRAJECTORIES, RunReader, RunStore
+
+__all__ = ["DB_NAME", "SUMMARY", "TRAJECTORIES", "EpisodeRecord", "RunReader", "RunStore", "TaskFacts"]

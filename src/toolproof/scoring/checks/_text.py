@@ -1,0 +1,37 @@
+"""Small text helpers shared by the output and evidence checks."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in the text (thousands separators allowed)."""
+    out = []
+    for match in _NUMBER.findall(text):
+        try:
+            out.append(float(match.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def parse_json_loose(text: str) -> Any:
+    """Parse the JSON object between the first '{' and the last '}'.
+
+    Raises:
+        ValueError: there is no such object or it is not valid JSON.
+    """
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("the answer holds no JSON object")
+    return json.loads(text[start : end + 1])
+
+
+def norm(text: str, case_sensitive: bool) -> str:
+    """Normalise for comparison."""
+    return text if case_sensitive else text.lower()

@@ -1,0 +1,52 @@
+"""``output``: checks on the final answer."""
+
+from __future__ import annotations
+
+import re
+
+from toolproof.spec import OutputCheck
+
+from ..base import CheckResult, ScoringContext, check, result
+from ._text import norm, numbers_in, parse_json_loose
+
+
+@check("output")
+def evaluate(spec: OutputCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
+    """All the given conditions must hold for the answer."""
+    answer = (ctx.trajectory.final_answer or "").strip()
+    text = norm(answer, spec.case_sensitive)
+    failures: list[str] = []
+    if spec.equals is not None and text != norm(spec.equals.strip(), spec.case_sensitive):
+        failures.append(f"answer is not {spec.equals!r}")
+    failures.extend(
+        f"answer lacks {item!r}" for item in spec.contains if norm(item, spec.case_sensitive) not in text
+    )
+    failures.extend(
+        f"answer contains {item!r}"
+        for item in spec.not_contains
+        if norm(item, spec.case_sensitive) in text
+    )
+    if spec.any_of and not any(norm(i, spec.case_sensitive) in text for i in spec.any_of):
+        failures.append(f"answer has none of {spec.any_of!r}")
+    if spec.regex is not None:
+        flags = 0 if spec.case_sensitive else re.IGNORECASE
+        if re.search(spec.regex, answer, flags) is None:
+            failures.append(f"answer does not match /{spec.regex}/")
+    if spec.number is not None:
+        target = spec.number
+        if not any(abs(n - target) <= spec.tolerance for n in numbers_in(answer)):
+            failures.append(f"answer does not state {target:g} (±{spec.tolerance:g})")
+    if spec.json_fields is not None:
+        try:
+            data = parse_json_loose(answer)
+        except ValueError as exc:
+            failures.append(f"answer JSON: {exc}")
+        else:
+            for key, expected in spec.json_fields.items():
+                if not isinstance(data, dict) or data.get(key) != expected:
+                    got = data.get(key) if isinstance(data, dict) else None
+                    failures.append(f"answer JSON field {key!r} is {got!r}, expected {expected!r}")
+    shown = answer if len(answer) < 80 else answer[:77] + "..."
+    if failures:
+        return result(spec, index, False, "; ".join(failures) + f" (answer: {shown!r})")
+    return result(spec, index, True, f"answer {shown!r} is right")

@@ -1,0 +1,66 @@
+"""``process``: which tools were called, how often, in what order."""
+
+from __future__ import annotations
+
+from toolproof.spec import CallMatch, ProcessCheck
+from toolproof.trajectory import ToolCall
+
+from ..base import CheckResult, ScoringContext, check, result
+
+
+def _matches(pattern: str | CallMatch, call: ToolCall) -> bool:
+    if isinstance(pattern, str):
+        return call.name == pattern
+    if call.name != pattern.tool:
+        return False
+    for key, value in pattern.args.items():
+        actual = call.arguments.get(key)
+        if isinstance(value, str) and isinstance(actual, str):
+            if value.strip().lower() != actual.strip().lower():
+                return False
+        elif actual != value:
+            return False
+    return True
+
+
+def _label(pattern: str | CallMatch) -> str:
+    return pattern if isinstance(pattern, str) else f"{pattern.tool}({pattern.args})"
+
+
+@check("process")
+def evaluate(spec: ProcessCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
+    """Every stated constraint must hold."""
+    pairs = ctx.trajectory.tool_calls()
+    calls = [c for c, _ in pairs]
+    ok_calls = [c for c, r in pairs if r is not None and not r.is_error]
+    failures: list[str] = []
+    for pattern in spec.must_call:
+        if not any(_matches(pattern, c) for c in ok_calls):
+            failures.append(f"never successfully called {_label(pattern)}")
+    for pattern in spec.must_not_call:
+        if any(_matches(pattern, c) for c in calls):
+            failures.append(f"called {_label(pattern)}, which is not allowed")
+    if isinstance(spec.max_calls, int) and len(calls) > spec.max_calls:
+        failures.append(f"{len(calls)} tool calls, at most {spec.max_calls} allowed")
+    elif isinstance(spec.max_calls, dict):
+        for name, limit in spec.max_calls.items():
+            count = sum(1 for c in calls if c.name == name)
+            if count > limit:
+                failures.append(f"{count} calls to {name}, at most {limit} allowed")
+    if spec.order:
+        firsts = []
+        for name in spec.order:
+            position = next((i for i, c in enumerate(ok_calls) if c.name == name), None)
+            if position is None:
+                failures.append(f"never successfully called {name}")
+            firsts.append(position)
+        known = [p for p in firsts if p is not None]
+        if len(known) == len(firsts) and known != sorted(known):
+            failures.append(f"calls not in the order {' -> '.join(spec.order)}")
+    if spec.max_errors is not None:
+        errors = sum(1 for _, r in pairs if r is not None and r.is_error)
+        if errors > spec.max_errors:
+            failures.append(f"{errors} failed tool calls, at most {spec.max_errors} allowed")
+    if failures:
+        return result(spec, index, False, "; ".join(failures))
+    return result(spec, index, True, f"process constraints met over {len(calls)} calls")

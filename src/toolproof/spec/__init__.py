@@ -1,0 +1,90 @@
+"""Task format: pydantic models, loading with ``file:line`` errors, seeded rendering.
+
+Map::
+
+    suite.yaml + tasks/*.yaml --loader--> Suite[Task] --render(seed, epoch)--> TaskInstance
+"""
+
+from .checks import (
+    CallMatch,
+    Check,
+    CustomCheck,
+    EvidenceCheck,
+    FileExpectation,
+    OutputCheck,
+    ProcessCheck,
+    StateCheck,
+)
+from .errors import Problem, SpecError, ToolproofError
+from .loader import (
+    builtin_suite_names,
+    builtin_suites_dir,
+    load_suite,
+    load_task,
+    resolve_suite_path,
+    suite_digest,
+    validate_paths,
+)
+from .render import TaskInstance, instance_seed, render, render_value
+from .schema import suite_schema, task_schema
+from .suite import DEFAULT_SYSTEM_PROMPT, Suite, SuiteConfig
+from .task import (
+    Category,
+    Fault,
+    InlineResponse,
+    InlineTool,
+    LevelRule,
+    Levels,
+    Limits,
+    LimitsOverride,
+    ParamSpec,
+    Solution,
+    SolutionCall,
+    Task,
+    TaskType,
+    WorldSpec,
+)
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "CallMatch",
+    "Category",
+    "Check",
+    "CustomCheck",
+    "EvidenceCheck",
+    "Fault",
+    "FileExpectation",
+    "InlineResponse",
+    "InlineTool",
+    "LevelRule",
+    "Levels",
+    "Limits",
+    "LimitsOverride",
+    "OutputCheck",
+    "ParamSpec",
+    "Problem",
+    "ProcessCheck",
+    "Solution",
+    "SolutionCall",
+    "SpecError",
+    "StateCheck",
+    "Suite",
+    "SuiteConfig",
+    "Task",
+    "TaskInstance",
+    "TaskType",
+    "ToolproofError",
+    "WorldSpec",
+    "builtin_suite_names",
+    "builtin_suites_dir",
+    "instance_seed",
+    "load_suite",
+    "load_task",
+    "render",
+    "render_value",
+    "resolve_suite_path",
+    "suite_digest",
+    "suite_schema",
+    "task_schema",
+    "validate_paths",
+]

@@ -1,0 +1,143 @@
+"""A safe expression evaluator: arithmetic, comparisons and conditionals, never ``eval``.
+
+The expression is parsed with :mod:`ast` and walked over a whitelist of node
+types, so a hostile string can at worst raise :class:`ExpressionError`. It
+serves the ``calculator`` tool and computed task parameters (``expr:``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+    ast.Not: operator.not_,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "round": round,
+    "min": min,
+    "max": max,
+    "sqrt": math.sqrt,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "int": int,
+    "float": float,
+    "str": str,
+    "len": len,
+    "index": lambda seq, item: list(seq).index(item),
+    "sum": sum,
+}
+_MAX_POWER = 10_000
+_MAX_LENGTH = 500
+
+
+class ExpressionError(ValueError):
+    """The expression is not allowed or cannot be computed."""
+
+
+def evaluate(expression: str, names: Mapping[str, Any] | None = None) -> Any:
+    """Compute ``expression`` with the given variable ``names``.
+
+    Supports numbers, strings, ``+ - * / // % **``, comparisons, ``and/or/not``,
+    ``x if cond else y`` and the functions ``abs round min max sqrt floor ceil
+    int float str len index sum``, indexing ``x[i]`` and list literals.
+
+    Raises:
+        ExpressionError: on syntax errors, unknown names, disallowed constructs,
+            division by zero or oversized results.
+    """
+    if len(expression) > _MAX_LENGTH:
+        raise ExpressionError(f"expression is longer than {_MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"cannot parse {expression!r}: {exc.msg}") from None
+    try:
+        return _eval(tree.body, names or {})
+    except ZeroDivisionError:
+        raise ExpressionError(f"division by zero in {expression!r}") from None
+    except (TypeError, OverflowError) as exc:
+        raise ExpressionError(f"cannot compute {expression!r}: {exc}") from None
+
+
+def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
+    match node:
+        case ast.Constant(value=value) if isinstance(value, int | float | str | bool):
+            return value
+        case ast.Name(id=name):
+            if name in ("True", "False"):
+                return name == "True"
+            if name not in names:
+                known = ", ".join(sorted(names)) or "none"
+                raise ExpressionError(f"unknown name {name!r} (known: {known})")
+            return names[name]
+        case ast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
+            lhs, rhs = _eval(left, names), _eval(right, names)
+            if isinstance(op, ast.Pow) and isinstance(rhs, int | float) and abs(rhs) > _MAX_POWER:
+                raise ExpressionError(f"exponent {rhs} is too large")
+            return _BINARY[type(op)](lhs, rhs)
+        case ast.UnaryOp(op=op, operand=operand) if type(op) in _UNARY:
+            return _UNARY[type(op)](_eval(operand, names))
+        case ast.Compare(left=left, ops=ops, comparators=comparators):
+            current = _eval(left, names)
+            for op, comparator in zip(ops, comparators, strict=True):
+                if type(op) not in _COMPARE:
+                    raise ExpressionError(f"comparison {type(op).__name__} is not allowed")
+                right_value = _eval(comparator, names)
+                if not _COMPARE[type(op)](current, right_value):
+                    return False
+                current = right_value
+            return True
+        case ast.BoolOp(op=ast.And(), values=values):
+            result: Any = True
+            for value in values:
+                result = _eval(value, names)
+                if not result:
+                    return result
+            return result
+        case ast.BoolOp(op=ast.Or(), values=values):
+            result = False
+            for value in values:
+                result = _eval(value, names)
+                if result:
+                    return result
+            return result
+        case ast.Subscript(value=value, slice=index) if not isinstance(index, ast.Slice):
+            container, key = _eval(value, names), _eval(index, names)
+            try:
+                return container[key]
+            except (IndexError, KeyError, TypeError):
+                raise ExpressionError(f"cannot index {container!r} with {key!r}") from None
+        case ast.List(elts=elements) | ast.Tuple(elts=elements):
+            return [_eval(e, names) for e in elements]
+        case ast.IfExp(test=test, body=body, orelse=orelse):
+            return _eval(body, names) if _eval(test, names) else _eval(orelse, names)
+        case ast.Call(func=ast.Name(id=fname), args=args, keywords=[]) if fname in _FUNCTIONS:
+            return _FUNCTIONS[fname](*(_eval(a, names) for a in args))
+        case ast.Call():
+            allowed = ", ".join(sorted(_FUNCTIONS))
+            raise ExpressionError(f"only these functions are allowed: {allowed}")
+    raise ExpressionError(f"{type(node).__name__} is not allowed in an expression")

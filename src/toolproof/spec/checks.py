@@ -1,0 +1,169 @@
+"""Success criteria of a task: the check kinds, as data.
+
+Each check is a pydantic model discriminated by ``kind``. The scoring package
+registers one evaluator per kind (``@check("state")``); this module only says
+what a task file may write.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Check(BaseModel):
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    name: str | None = Field(
+        None, description="Short name used in reports and level rules; defaults to KIND_INDEX."
+    )
+    weight: float = Field(1.0, ge=0, description="Weight in the partial-credit fraction.")
+
+
+class FileExpectation(BaseModel):
+    """What a file must look like after the episode."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    exists: bool = Field(True, description="Whether the file must exist (false: must be absent).")
+    equals: str | None = Field(None, description="Exact content (a trailing newline is ignored).")
+    contains: list[str] = Field(default_factory=list, description="Substrings that must appear.")
+    not_contains: list[str] = Field(default_factory=list, description="Substrings that must not.")
+    regex: str | None = Field(None, description="A regular expression the content must match.")
+    sha256: str | None = Field(None, description="Exact content hash (for protected files).")
+
+
+class StateCheck(_Check):
+    """Expected records values and files at the end of the episode."""
+
+    kind: Literal["state"] = "state"
+    records: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Record path (dots and [index], e.g. 'products.A.stock') to the expected value. "
+            "A value {absent: true} means the path must not exist."
+        ),
+    )
+    files: dict[str, str | FileExpectation] = Field(
+        default_factory=dict,
+        description="Workspace path to exact content (a string) or a FileExpectation.",
+    )
+    unchanged_elsewhere: bool = Field(
+        False,
+        description=(
+            "Fail if anything outside the listed paths and allow_changes changed "
+            "(catches collateral damage)."
+        ),
+    )
+    allow_changes: list[str] = Field(
+        default_factory=list,
+        description="Glob patterns of record paths or files that may change freely.",
+    )
+
+
+class OutputCheck(_Check):
+    """Checks on the agent's final answer."""
+
+    kind: Literal["output"] = "output"
+    equals: str | None = Field(None, description="The answer, trimmed, must equal this.")
+    contains: list[str] = Field(default_factory=list, description="Substrings that must appear.")
+    not_contains: list[str] = Field(default_factory=list, description="Substrings that must not.")
+    any_of: list[str] = Field(
+        default_factory=list, description="At least one of these substrings must appear."
+    )
+    regex: str | None = Field(None, description="A regular expression the answer must match.")
+    number: float | None = Field(
+        None, description="A number that must appear in the answer (see tolerance)."
+    )
+    tolerance: float = Field(1e-6, ge=0, description="Absolute tolerance for `number`.")
+    json_fields: dict[str, Any] | None = Field(
+        None,
+        alias="json",
+        description="The answer parsed as JSON (first '{' to last '}') must have these fields.",
+    )
+    case_sensitive: bool = Field(False, description="Compare text case-sensitively.")
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> OutputCheck:
+        if not (
+            self.equals is not None
+            or self.contains
+            or self.not_contains
+            or self.any_of
+            or self.regex
+            or self.number is not None
+            or self.json_fields is not None
+        ):
+            raise ValueError(
+                "an output check needs at least one of equals, contains, not_contains, "
+                "any_of, regex, number, json"
+            )
+        return self
+
+
+class CallMatch(BaseModel):
+    """A tool call pattern: the tool name and a subset of its arguments."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    tool: str = Field(description="Tool name.")
+    args: dict[str, Any] = Field(
+        default_factory=dict, description="Arguments that must be present with these values."
+    )
+
+
+class ProcessCheck(_Check):
+    """Constraints on how the agent worked: which tools, how often, in what order."""
+
+    kind: Literal["process"] = "process"
+    must_call: list[str | CallMatch] = Field(
+        default_factory=list, description="Calls that must appear (tool name or CallMatch)."
+    )
+    must_not_call: list[str | CallMatch] = Field(
+        default_factory=list, description="Calls that must not appear."
+    )
+    max_calls: int | dict[str, int] | None = Field(
+        None, description="Maximum number of tool calls, in total or per tool."
+    )
+    order: list[str] = Field(
+        default_factory=list,
+        description="Tools whose first successful calls must happen in this order.",
+    )
+    max_errors: int | None = Field(None, description="Maximum number of failed tool calls.")
+
+
+class EvidenceCheck(_Check):
+    """Key evidence the answer must contain, and forbidden strings that zero the score."""
+
+    kind: Literal["evidence"] = "evidence"
+    require: list[str] = Field(
+        default_factory=list, description="Key evidence strings that must appear."
+    )
+    min_hits: int | None = Field(
+        None, description="How many of `require` must appear (default: all)."
+    )
+    forbid: list[str] = Field(
+        default_factory=list,
+        description="Strings (e.g. invented names, leaked secrets) whose presence zeroes the score.",
+    )
+    where: Literal["answer", "transcript", "tool_args"] = Field(
+        "answer",
+        description="Search the final answer, every assistant message, or the tool arguments.",
+    )
+    case_sensitive: bool = Field(False, description="Match case-sensitively.")
+
+
+class CustomCheck(_Check):
+    """A user's Python function, ``module:attr``, or a check registered under a name."""
+
+    kind: Literal["custom"] = "custom"
+    function: str = Field(description="'module:attr' or the name of a registered check function.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments passed on.")
+
+
+Check = Annotated[
+    StateCheck | OutputCheck | ProcessCheck | EvidenceCheck | CustomCheck,
+    Field(discriminator="kind"),
+]
+"""Any check a task may list under ``success``."""

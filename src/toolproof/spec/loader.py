@@ -1,0 +1,295 @@
+"""Load and validate suites and task files, turning every mistake into ``file:line`` problems."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ._yamlsrc import Loc, SourceMap, load_document
+from .errors import Problem, SpecError
+from . import arith
+from .render import draw_params, instance_seed, render_template
+from .suite import Suite, SuiteConfig
+from .task import ParamSpec, Task
+
+TASK_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def builtin_suites_dir() -> Path:
+    """Directory holding the suites shipped inside the package."""
+    return Path(str(resources.files("toolproof") / "suites"))
+
+
+def builtin_suite_names() -> list[str]:
+    """Names of the built-in suites."""
+    root = builtin_suites_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "suite.yaml").is_file())
+
+
+def resolve_suite_path(name_or_path: str | Path) -> Path:
+    """Turn a built-in suite name or a directory into the suite directory.
+
+    Raises:
+        SpecError: neither a directory with suite.yaml nor a built-in name.
+    """
+    path = Path(name_or_path)
+    if path.is_file() and path.name == "suite.yaml":
+        return path.parent
+    if (path / "suite.yaml").is_file():
+        return path
+    builtin = builtin_suites_dir() / str(name_or_path)
+    if (builtin / "suite.yaml").is_file():
+        return builtin
+    names = ", ".join(builtin_suite_names()) or "none"
+    raise SpecError(
+        [
+            Problem(
+                None,
+                None,
+                "suite",
+                f"no suite {str(name_or_path)!r}: give a directory holding suite.yaml "
+                f"or a built-in suite name ({names})",
+            )
+        ]
+    )
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _data_loc(loc: tuple[str | int, ...], data: Any) -> Loc:
+    """Keep the parts of a pydantic ``loc`` that index into the data (drop union tags)."""
+    kept: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            kept.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            kept.append(part)
+        elif isinstance(node, dict) and isinstance(part, str) and part not in node:
+            # A missing field: keep it so the message names it; stop descending.
+            if not any(ch in part for ch in "[]-") and part not in _UNION_TAGS:
+                kept.append(part)
+            break
+    return tuple(kept)
+
+
+_UNION_TAGS = {"state", "output", "process", "evidence", "custom", "str", "InlineTool"}
+
+
+def _field_text(loc: Loc) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _problems(exc: ValidationError, data: Any, source: SourceMap) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple[Loc, str]] = set()
+    for error in exc.errors():
+        loc = _data_loc(tuple(error["loc"]), data)
+        kind = error["type"]
+        if kind == "missing":
+            message = "is required but missing; add it"
+        elif kind == "extra_forbidden":
+            message = "is not a known field; remove it or fix its spelling"
+        else:
+            message = error["msg"]
+            if "input" in error and kind not in ("value_error", "assertion_error"):
+                message += f", got {_describe(error['input'])}"
+            message = message.replace("Value error, ", "")
+        if (loc, message) in seen:
+            continue
+        seen.add((loc, message))
+        problems.append(Problem(source.file, source.line_of(loc), _field_text(loc), message))
+    return problems
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse(model: type[M], path: Path) -> M:
+    data, source = load_document(path)
+    if not isinstance(data, dict):
+        raise SpecError([Problem(path, 1, "", "expected a mapping of fields at the top level")])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_problems(exc, data, source)) from None
+
+
+def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
+    """Load one task file: validate its parameters, render it, validate the result.
+
+    Typed fields may hold templates (``number: "{{ total }}"``), so the task is
+    validated as rendered with the epoch-0 parameters; a few more epochs are
+    rendered to catch templates that only break for some draws.
+
+    Raises:
+        SpecError: every problem found, each naming file, line and field.
+    """
+    config = config or _default_config()
+    data, source = load_document(path)
+    if not isinstance(data, dict):
+        raise SpecError([Problem(path, 1, "", "expected a mapping of fields at the top level")])
+    try:
+        specs = _PARAMS.validate_python(data.get("params") or {})
+    except ValidationError as exc:
+        problems = _problems(exc, data.get("params"), source)
+        raise SpecError(
+            [Problem(p.file, p.line or source.line_of(("params",)), f"params.{p.field}", p.message) for p in problems]
+        ) from None
+    task_id = str(data.get("id", path.stem))
+    problems: list[Problem] = []
+    task: Task | None = None
+    for epoch in range(_EPOCHS_CHECKED):
+        seed = instance_seed(config.seed, task_id, epoch)
+        try:
+            params = draw_params(specs, random.Random(seed))
+            rendered = render_template(data, params)
+        except arith.ExpressionError as exc:
+            problems.append(Problem(path, source.line_of(("params",)), "params", f"{exc} (epoch {epoch})"))
+            break
+        try:
+            candidate = Task.model_validate(rendered)
+        except ValidationError as exc:
+            problems.extend(_problems(exc, rendered, source))
+            break
+        if task is None:
+            task = candidate
+    if problems or task is None:
+        raise SpecError(problems)
+    task._template = data
+    problems = _semantic_problems(task, path, source)
+    if problems:
+        raise SpecError(problems)
+    return task
+
+
+_EPOCHS_CHECKED = 5
+_PARAMS: TypeAdapter[dict[str, ParamSpec]] = TypeAdapter(dict[str, ParamSpec])
+
+
+def _default_config() -> SuiteConfig:
+    return SuiteConfig(name="adhoc", version="0", canary="adhoc")
+
+
+def _semantic_problems(task: Task, path: Path, source: SourceMap) -> list[Problem]:
+    problems: list[Problem] = []
+    if path.stem != task.id:
+        problems.append(
+            Problem(path, source.line_of(("id",)), "id", f"{task.id!r} must match the file name {path.stem!r}")
+        )
+    allowed = {t if isinstance(t, str) else t.name for t in task.tools}
+    has_toolkit = any(isinstance(t, str) and t.endswith(".*") for t in task.tools)
+    for index, item in enumerate(task.template.get("solution", {}).get("calls", [])):
+        for call in item if isinstance(item, list) else [item]:
+            tool = call.get("tool") if isinstance(call, dict) else None
+            if tool not in allowed and not has_toolkit:
+                problems.append(
+                    Problem(
+                        path,
+                        source.line_of(("solution", "calls", index)),
+                        f"solution.calls[{index}].tool",
+                        f"{tool!r} is not in this task's tools; add it to tools",
+                    )
+                )
+    for fault in task.faults:
+        if fault.tool not in allowed and not has_toolkit:
+            problems.append(
+                Problem(path, source.line_of(("faults",)), "faults", f"{fault.tool!r} is not in this task's tools")
+            )
+    names = [c.name for c in task.success if c.name]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(Problem(path, source.line_of(("success",)), "success", f"two checks named {dup!r}"))
+    return problems
+
+
+def suite_digest(root: Path) -> str:
+    """sha256 over the relative paths and contents of every file in the suite directory."""
+    sha = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        sha.update(file.relative_to(root).as_posix().encode())
+        sha.update(b"\0")
+        sha.update(file.read_bytes())
+        sha.update(b"\0")
+    return sha.hexdigest()
+
+
+def task_files(root: Path) -> list[Path]:
+    """Task files under a directory, sorted."""
+    return sorted(p for p in root.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Load a suite by built-in name or directory, validating every task.
+
+    Raises:
+        SpecError: all problems of all files at once.
+    """
+    root = resolve_suite_path(name_or_path)
+    config = _parse(SuiteConfig, root / "suite.yaml")
+    problems: list[Problem] = []
+    tasks: list[Task] = []
+    files: dict[str, Path] = {}
+    task_dir = root / config.tasks
+    if not task_dir.is_dir():
+        raise SpecError([Problem(root / "suite.yaml", None, "tasks", f"no directory {task_dir}")])
+    for file in task_files(task_dir):
+        try:
+            task = load_task(file, config)
+        except SpecError as exc:
+            problems.extend(exc.problems)
+            continue
+        if task.id in files:
+            problems.append(Problem(file, None, "id", f"duplicate of {files[task.id]}"))
+            continue
+        files[task.id] = file
+        tasks.append(task)
+    if problems:
+        raise SpecError(problems)
+    suite = Suite(config=config, tasks=tasks, root=root, digest=suite_digest(root))
+    suite._task_files.update(files)
+    return suite
+
+
+def validate_paths(paths: Iterable[Path]) -> list[Problem]:
+    """Validate suites (directories with suite.yaml), task directories and task files."""
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            if path.is_dir() and (path / "suite.yaml").is_file():
+                load_suite(path)
+            elif path.is_dir():
+                for file in task_files(path):
+                    problems.extend(_collect(file))
+            elif path.name == "suite.yaml":
+                load_suite(path.parent)
+            else:
+                problems.extend(_collect(path))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    return problems
+
+
+def _collect(file: Path) -> list[Problem]:
+    try:
+        load_task(file)
+    except SpecError as exc:
+        return exc.problems
+    return []

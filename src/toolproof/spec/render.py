@@ -1,0 +1,158 @@
+"""Seeded parameters and ``{{ ... }}`` templates: from a Task to a TaskInstance.
+
+Every random choice comes from ``(suite seed, task id, epoch)``, so the same
+suite and seed always render the same instance, on any machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import arith
+from .errors import Problem, SpecError
+from .task import Limits, ParamSpec, Task
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
+_WHOLE = re.compile(r"^\{\{\s*(.+?)\s*\}\}$")
+
+
+def instance_seed(suite_seed: int, task_id: str, epoch: int) -> int:
+    """A stable 63-bit seed for one (suite seed, task, epoch)."""
+    digest = hashlib.sha256(f"{suite_seed}:{task_id}:{epoch}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+class TaskInstance(BaseModel):
+    """A task with its parameters drawn and substituted: what one episode runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: Task = Field(description="The task with every template rendered.")
+    suite: str = Field(description="Suite name.")
+    epoch: int = Field(description="Which repetition, from 0.")
+    seed: int = Field(description="The instance seed.")
+    params: dict[str, Any] = Field(description="The drawn parameter values.")
+    limits: Limits = Field(description="Effective limits (suite defaults plus task overrides).")
+    system_prompt: str = Field(description="The system prompt for this track.")
+
+    @property
+    def key(self) -> str:
+        """Unique key of the instance within a run: ``task_id#epoch``."""
+        return f"{self.task.id}#{self.epoch}"
+
+
+def draw_params(specs: dict[str, ParamSpec], rng: random.Random) -> dict[str, Any]:
+    """Draw every parameter in declaration order; ``expr`` sees the earlier ones."""
+    values: dict[str, Any] = {}
+    for name, spec in specs.items():
+        if spec.int_range is not None:
+            values[name] = rng.randint(*spec.int_range)
+        elif spec.float_range is not None:
+            values[name] = round(rng.uniform(*spec.float_range), spec.decimals)
+        elif spec.choice is not None:
+            values[name] = rng.choice(spec.choice)
+        elif spec.sample is not None:
+            values[name] = rng.sample(spec.sample, spec.k or 1)
+        elif spec.shuffle is not None:
+            values[name] = rng.sample(spec.shuffle, len(spec.shuffle))
+        elif spec.expr is not None:
+            values[name] = arith.evaluate(spec.expr, values)
+        else:
+            values[name] = spec.value
+    return values
+
+
+def render_value(value: Any, params: dict[str, Any]) -> Any:
+    """Substitute ``{{ expr }}`` in every string of ``value`` (keys included).
+
+    A string that is exactly one placeholder becomes the typed value (an int
+    stays an int); placeholders inside longer text are formatted with ``str``.
+    """
+    if isinstance(value, str):
+        whole = _WHOLE.match(value)
+        if whole and "{{" not in whole.group(1):
+            return arith.evaluate(whole.group(1), params)
+        return _PLACEHOLDER.sub(lambda m: _text(arith.evaluate(m.group(1), params)), value)
+    if isinstance(value, dict):
+        return {render_value(k, params): render_value(v, params) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render_value(v, params) for v in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(_text(v) for v in value)
+    return str(value)
+
+
+def render_template(template: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """Substitute the parameters into a task document (its ``params`` stay as written)."""
+    body = {k: v for k, v in template.items() if k != "params"}
+    rendered: dict[str, Any] = render_value(body, params)
+    solution = rendered.get("solution")
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        solution["calls"] = _keep_calls(solution["calls"], params)
+    if "params" in template:
+        rendered["params"] = template["params"]
+    return rendered
+
+
+def render(
+    task: Task,
+    *,
+    suite: str,
+    suite_seed: int,
+    epoch: int,
+    limits: Limits,
+    system_prompt: str,
+) -> TaskInstance:
+    """Draw the parameters for ``epoch`` and render every template of ``task``.
+
+    Raises:
+        SpecError: a template or expression cannot be computed, or the rendered
+            task is invalid.
+    """
+    seed = instance_seed(suite_seed, task.id, epoch)
+    try:
+        params = draw_params(task.params, random.Random(seed))
+        new_task = Task.model_validate(render_template(task.template, params))
+    except arith.ExpressionError as exc:
+        raise SpecError([Problem(None, None, f"task {task.id}", str(exc))]) from exc
+    except ValidationError as exc:
+        raise SpecError(
+            [
+                Problem(None, None, f"task {task.id} (epoch {epoch})", f"{e['loc']}: {e['msg']}")
+                for e in exc.errors()
+            ]
+        ) from exc
+    return TaskInstance(
+        task=new_task,
+        suite=suite,
+        epoch=epoch,
+        seed=seed,
+        params=params,
+        limits=task.limits.apply(limits),
+        system_prompt=system_prompt,
+    )
+
+
+def _keep_calls(calls: list[Any], params: dict[str, Any]) -> list[Any]:
+    kept: list[Any] = []
+    for item in calls:
+        if isinstance(item, list):
+            group = _keep_calls(item, params)
+            if group:
+                kept.append(group)
+            continue
+        when = item.get("when") if isinstance(item, dict) else None
+        if when is None or arith.evaluate(str(when), params):
+            kept.append({k: v for k, v in item.items() if k != "when"} if isinstance(item, dict) else item)
+    return kept

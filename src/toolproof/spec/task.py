@@ -1,0 +1,272 @@
+"""The task format, version 1: one task per YAML or JSON file.
+
+A task says what the agent is asked (``description``), which tools it may use,
+the world it starts in, how parameters are drawn from the seed, which tool
+calls fail on purpose, and how success is decided (``success``, ``levels``),
+together with a reference ``solution`` that proves the task solvable.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from .checks import Check
+
+
+class TaskType(StrEnum):
+    """What kind of tool use the task exercises."""
+
+    SINGLE_TOOL = "single_tool"
+    MULTI_STEP = "multi_step"
+    CONDITIONAL = "conditional"
+    EXPLORATION = "exploration"
+    TOOL_LEARNING = "tool_learning"
+
+
+class Category(StrEnum):
+    """Which situation the task puts the agent in."""
+
+    NORMAL = "normal"
+    EDGE = "edge"
+    TOOL_ERROR = "tool_error"
+    AMBIGUOUS = "ambiguous"
+    SECURITY = "security"
+
+
+class Limits(BaseModel):
+    """Budgets that end an episode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(30, ge=1, description="Maximum agent turns.")
+    step_timeout_s: float = Field(120.0, gt=0, description="Wall time for one agent turn.")
+    total_timeout_s: float = Field(900.0, gt=0, description="Wall time for the whole episode.")
+    tool_timeout_s: float = Field(60.0, gt=0, description="Wall time for one tool call.")
+    loop_threshold: int = Field(
+        3, ge=2, description="Same call on the same state this many times ends the episode."
+    )
+
+
+class LimitsOverride(BaseModel):
+    """Task-level changes to the suite's default limits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int | None = Field(None, ge=1, description="Maximum agent turns.")
+    step_timeout_s: float | None = Field(None, gt=0, description="Wall time for one agent turn.")
+    total_timeout_s: float | None = Field(None, gt=0, description="Wall time for the episode.")
+    tool_timeout_s: float | None = Field(None, gt=0, description="Wall time for one tool call.")
+    loop_threshold: int | None = Field(None, ge=2, description="Repeats that count as a loop.")
+
+    def apply(self, base: Limits) -> Limits:
+        """Return ``base`` with the fields set here replaced."""
+        return base.model_copy(update=self.model_dump(exclude_none=True))
+
+
+class InlineResponse(BaseModel):
+    """One deterministic behaviour of an inline tool: when the arguments match, do this."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    when: dict[str, Any] = Field(
+        default_factory=dict, description="Arguments that must equal these values (empty: any)."
+    )
+    result: Any = Field(None, description="The result returned to the agent.")
+    error: str | None = Field(None, description="Return this error message instead of a result.")
+    effects: dict[str, Any] = Field(
+        default_factory=dict, description="Record paths to set to these values (a write)."
+    )
+
+
+class InlineTool(BaseModel):
+    """A tool defined in the task itself, with a JSON Schema and declared behaviour."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="Tool name.")
+    description: str = Field(description="What the tool does, as the agent sees it.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments (an object schema).",
+    )
+    kind: Literal["read", "write"] = Field("read", description="Whether it changes state.")
+    responses: list[InlineResponse] = Field(
+        default_factory=list, description="Behaviours tried in order; the first match applies."
+    )
+    default_error: str = Field(
+        "no result for these arguments",
+        description="Error returned when no response matches.",
+    )
+
+
+class ParamSpec(BaseModel):
+    """How one parameter is drawn from the seed. Exactly one source must be given."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    int_range: tuple[int, int] | None = Field(
+        None, alias="int", description="Uniform integer in [low, high]."
+    )
+    float_range: tuple[float, float] | None = Field(
+        None, alias="float", description="Uniform float in [low, high], see decimals."
+    )
+    decimals: int = Field(2, ge=0, description="Rounding for float parameters.")
+    choice: list[Any] | None = Field(None, description="One of these values.")
+    sample: list[Any] | None = Field(None, description="Draw `k` distinct values from this list.")
+    k: int | None = Field(None, ge=1, description="How many values `sample` draws.")
+    shuffle: list[Any] | None = Field(None, description="This list in a random order.")
+    expr: str | None = Field(
+        None, description="An expression over earlier parameters, e.g. 'a + b'."
+    )
+    value: Any = Field(None, description="A constant.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ParamSpec:
+        given = [
+            name
+            for name in ("int_range", "float_range", "choice", "sample", "shuffle", "expr")
+            if getattr(self, name) is not None
+        ]
+        if self.value is not None:
+            given.append("value")
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of int, float, choice, sample, shuffle, expr, value"
+                f" (got {', '.join(given) or 'none'})"
+            )
+        if self.sample is not None and (self.k is None or self.k > len(self.sample)):
+            raise ValueError("sample needs k between 1 and the length of the list")
+        return self
+
+
+class Fault(BaseModel):
+    """A tool call that fails on purpose, in a stated way (for tool_error tasks)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(description="The tool whose calls fail.")
+    when: dict[str, Any] = Field(
+        default_factory=dict, description="Only calls whose arguments include these values."
+    )
+    calls: list[int] = Field(
+        default_factory=lambda: [1],
+        description="Which matching calls fail, counted from 1 (default: the first).",
+    )
+    error: Literal["timeout", "server_error", "rate_limit", "malformed", "stale", "custom"] = (
+        Field("server_error", description="How the call fails.")
+    )
+    message: str | None = Field(None, description="Error text shown to the agent (custom).")
+    result: Any = Field(None, description="The bogus result returned for malformed or stale.")
+
+
+class LevelRule(BaseModel):
+    """When an episode reaches a level."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    checks: list[str] | Literal["all"] = Field(
+        "all", description="Names of checks that must pass, or 'all'."
+    )
+    min_fraction: float | None = Field(
+        None, ge=0, le=1, description="Minimum weighted share of checks that pass."
+    )
+    max_tool_calls: int | None = Field(None, ge=0, description="At most this many tool calls.")
+    max_steps: int | None = Field(None, ge=1, description="At most this many agent turns.")
+
+
+class Levels(BaseModel):
+    """Rules for perfect / acceptable / partial; anything else is fail."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    perfect: LevelRule | None = Field(None, description="Default: all checks, efficient.")
+    acceptable: LevelRule | None = Field(None, description="Default: all checks pass.")
+    partial: LevelRule | None = Field(None, description="Default: half the weight passes.")
+
+
+class SolutionCall(BaseModel):
+    """One reference tool call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(description="Tool name.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments.")
+    when: str | None = Field(
+        None, description="An expression over the params; the call is skipped when false."
+    )
+
+
+class Solution(BaseModel):
+    """The reference solution: tool calls (a list = calls made together) and the answer."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    calls: list[SolutionCall | list[SolutionCall]] = Field(
+        default_factory=list, description="Calls in order; a nested list is one parallel turn."
+    )
+    answer: str = Field("", description="The final answer.")
+
+
+class WorldSpec(BaseModel):
+    """The initial state of the world."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    records: dict[str, Any] = Field(
+        default_factory=dict, description="In-memory JSON state: collection name to its data."
+    )
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Workspace files: path (under /workspace) to content."
+    )
+    fixtures: str | None = Field(
+        None, description="A directory, relative to the task file, copied into the workspace."
+    )
+    workspace: bool | None = Field(
+        None, description="Force a workspace even with no files (default: when files are given)."
+    )
+
+    @property
+    def needs_workspace(self) -> bool:
+        """Whether the episode needs a real directory."""
+        if self.workspace is not None:
+            return self.workspace
+        return bool(self.files or self.fixtures)
+
+
+class Task(BaseModel):
+    """One task of a suite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="Unique id within the suite.")
+    description: str = Field(description="The prompt the agent sees.")
+    type: TaskType = Field(description="Kind of tool use exercised.")
+    category: Category = Field(Category.NORMAL, description="Situation the agent is put in.")
+    difficulty: int = Field(1, ge=1, le=3, description="1 (one call) to 3 (10+ calls, branching).")
+    domain: str = Field("general", description="Domain, e.g. files, shop, banking.")
+    tags: list[str] = Field(default_factory=list, description="Free-form tags for breakdowns.")
+    tools: list[str | InlineTool] = Field(
+        description="Tool names from toolkits ('inventory.*' for a whole toolkit) or inline tools."
+    )
+    world: WorldSpec = Field(default_factory=WorldSpec, description="The initial state.")
+    params: dict[str, ParamSpec] = Field(
+        default_factory=dict, description="Parameters drawn from the seed, used as {{name}}."
+    )
+    faults: list[Fault] = Field(default_factory=list, description="Declared tool failures.")
+    limits: LimitsOverride = Field(
+        default_factory=LimitsOverride, description="Changes to the suite's limits."
+    )
+    success: list[Check] = Field(min_length=1, description="Checks that decide success.")
+    levels: Levels = Field(default_factory=Levels, description="Graded level rules.")
+    solution: Solution = Field(description="The reference solution.")
+    _template: dict[str, Any] | None = PrivateAttr(None)
+
+    @property
+    def template(self) -> dict[str, Any]:
+        """The task as written, before parameters were substituted."""
+        if self._template is not None:
+            return self._template
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)

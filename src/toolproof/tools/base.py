@@ -1,0 +1,195 @@
+"""Tools as typed functions: ``@tool`` derives the JSON Schema from the signature and docstring.
+
+Example::
+
+    @tool(kind=ToolKind.READ)
+    def get_stock(ctx: ToolContext, product_id: str) -> dict[str, Any]:
+        \"\"\"Current stock of one product.
+
+        Args:
+            product_id: The product's id, e.g. "A".
+        \"\"\"
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, get_type_hints
+
+from jsonschema import Draft202012Validator
+from pydantic import ConfigDict, Field, create_model
+
+from toolproof.spec import TaskInstance
+from toolproof.trajectory import ToolKind, ToolSchema
+from toolproof.worlds import World
+
+
+class ToolError(Exception):
+    """A tool failed in a way the agent should see (bad input, missing item, limit hit)."""
+
+    def __init__(self, message: str, *, kind: str = "tool_error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class ToolContext:
+    """What a tool can reach: the episode's world, its task instance and scratch space."""
+
+    world: World
+    instance: TaskInstance | None = None
+    scratch: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolImpl(Protocol):
+    """Anything the gateway can call: a registered function tool or an inline tool."""
+
+    @property
+    def schema(self) -> ToolSchema: ...
+
+    @property
+    def blocking(self) -> bool: ...
+
+    def invoke(self, ctx: ToolContext, arguments: dict[str, Any]) -> Any | Awaitable[Any]: ...
+
+    def validator(self) -> Draft202012Validator: ...
+
+
+@dataclass
+class Tool:
+    """A registered function tool."""
+
+    fn: Callable[..., Any]
+    schema: ToolSchema
+    toolkit: str
+    blocking: bool = False
+    _validator: Draft202012Validator | None = None
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.schema.name
+
+    def invoke(self, ctx: ToolContext, arguments: dict[str, Any]) -> Any:
+        """Call the function with validated arguments."""
+        return self.fn(ctx, **arguments)
+
+    def validator(self) -> Draft202012Validator:
+        """A cached validator of the argument schema."""
+        if self._validator is None:
+            self._validator = Draft202012Validator(self.schema.parameters)
+        return self._validator
+
+
+_REGISTRY: dict[str, Tool] = {}
+_ARGS_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def registry() -> dict[str, Tool]:
+    """All registered tools by name (read-only view by convention)."""
+    return _REGISTRY
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into the description and per-argument text."""
+    lines = inspect.cleandoc(doc).splitlines()
+    description: list[str] = []
+    args: dict[str, str] = {}
+    section = "description"
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            section, current = "args", None
+            continue
+        if re.match(r"^(Returns|Raises|Yields|Example|Examples|Note|Notes):$", stripped):
+            section = "other"
+            continue
+        if section == "description":
+            description.append(line)
+        elif section == "args":
+            match = _ARGS_LINE.match("  " + line if not line.startswith(" ") else line)
+            if match and not line.startswith("      "):
+                current = match.group(1)
+                args[current] = match.group(2).strip()
+            elif current and stripped:
+                args[current] += " " + stripped
+    return "\n".join(description).strip(), args
+
+
+def schema_from_function(fn: Callable[..., Any], *, name: str, kind: ToolKind) -> ToolSchema:
+    """Build a ToolSchema from a function's signature (after ``ctx``) and docstring."""
+    description, arg_docs = _parse_docstring(fn.__doc__ or "")
+    if not description:
+        raise TypeError(f"tool {name!r} needs a docstring: the agent reads it as the description")
+    hints = get_type_hints(fn)
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    fields: dict[str, Any] = {}
+    for param in params:
+        if param.name not in hints:
+            raise TypeError(f"tool {name!r}: parameter {param.name!r} needs a type annotation")
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            hints[param.name],
+            Field(default, description=arg_docs.get(param.name)),
+        )
+    model = create_model(  # type: ignore[call-overload]
+        f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    schema = _tidy(model.model_json_schema())
+    return ToolSchema(name=name, description=description, parameters=schema, kind=kind)
+
+
+def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles; keep a plain object schema providers accept."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        if "anyOf" in prop and prop.get("default", "") is None:
+            non_null = [s for s in prop["anyOf"] if s.get("type") != "null"]
+            if len(non_null) == 1:
+                prop.pop("anyOf")
+                prop.pop("default")
+                prop.update(non_null[0])
+    schema.setdefault("properties", {})
+    schema["type"] = "object"
+    return schema
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    kind: ToolKind = ToolKind.READ,
+    name: str | None = None,
+    toolkit: str | None = None,
+    blocking: bool = False,
+) -> Any:
+    """Register a typed function as a tool.
+
+    Args:
+        fn: The function; its first parameter is the :class:`ToolContext`.
+        kind: READ or WRITE: whether it may change the world.
+        name: Tool name; defaults to the function name.
+        toolkit: Toolkit name; defaults to the last part of the module name.
+        blocking: Run in a worker thread (for subprocesses and slow I/O).
+
+    Raises:
+        ValueError: a tool of that name is already registered.
+    """
+
+    def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        tool_name = name or func.__name__
+        if tool_name in _REGISTRY:
+            raise ValueError(
+                f"tool {tool_name!r} is already registered by {_REGISTRY[tool_name].toolkit}; "
+                "choose another name"
+            )
+        kit = toolkit or func.__module__.rsplit(".", 1)[-1]
+        schema = schema_from_function(func, name=tool_name, kind=kind)
+        _REGISTRY[tool_name] = Tool(fn=func, schema=schema, toolkit=kit, blocking=blocking)
+        return func
+
+    return register(fn) if fn is not None else register

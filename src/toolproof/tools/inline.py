@@ -1,0 +1,69 @@
+"""Tools defined in a task file: a JSON Schema and declared deterministic behaviour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from toolproof.spec import InlineTool
+from toolproof.trajectory import ToolKind, ToolSchema
+from toolproof.worlds import records
+
+from .base import ToolContext, ToolError
+
+
+def _matches(when: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    for key, expected in when.items():
+        if key not in arguments:
+            return False
+        actual = arguments[key]
+        if isinstance(expected, str) and isinstance(actual, str):
+            if expected.strip().lower() != actual.strip().lower():
+                return False
+        elif expected != actual:
+            return False
+    return True
+
+
+@dataclass
+class InlineToolImpl:
+    """Plays an :class:`InlineTool`: the first response whose ``when`` matches applies."""
+
+    spec: InlineTool
+    _validator: Draft202012Validator | None = field(default=None, repr=False)
+
+    @property
+    def schema(self) -> ToolSchema:
+        """The tool as the agent sees it."""
+        return ToolSchema(
+            name=self.spec.name,
+            description=self.spec.description,
+            parameters={"type": "object", "properties": {}, **self.spec.parameters},
+            kind=ToolKind(self.spec.kind),
+        )
+
+    @property
+    def blocking(self) -> bool:
+        """Inline tools are instant."""
+        return False
+
+    def validator(self) -> Draft202012Validator:
+        """A cached validator of the argument schema."""
+        if self._validator is None:
+            self._validator = Draft202012Validator(self.schema.parameters)
+        return self._validator
+
+    def invoke(self, ctx: ToolContext, arguments: dict[str, Any]) -> Any:
+        """Return the declared result, apply declared effects, or raise the declared error."""
+        for response in self.spec.responses:
+            if _matches(response.when, arguments):
+                if response.error is not None:
+                    raise ToolError(response.error)
+                for path, value in response.effects.items():
+                    records.set_path(ctx.world.records, path, value)
+                if response.effects:
+                    ctx.world.touch()
+                return response.result
+        raise ToolError(self.spec.default_error)

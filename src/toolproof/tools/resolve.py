@@ -1,0 +1,61 @@
+"""Turn a task's ``tools`` list into the tool implementations of an episode."""
+
+from __future__ import annotations
+
+from toolproof.spec import SpecError, Problem, Task
+
+from .base import ToolImpl, registry
+from .inline import InlineToolImpl
+from .toolkits import load_builtin
+
+
+def toolkits() -> dict[str, list[str]]:
+    """Toolkit name to its tool names."""
+    load_builtin()
+    kits: dict[str, list[str]] = {}
+    for tool in registry().values():
+        kits.setdefault(tool.toolkit, []).append(tool.name)
+    return {k: sorted(v) for k, v in sorted(kits.items())}
+
+
+def resolve_tools(task: Task) -> list[ToolImpl]:
+    """The tools a task offers, in the task's order.
+
+    Raises:
+        SpecError: a name that no toolkit provides, with the known names.
+    """
+    load_builtin()
+    tools: list[ToolImpl] = []
+    kits = toolkits()
+    problems: list[Problem] = []
+    for entry in task.tools:
+        if not isinstance(entry, str):
+            tools.append(InlineToolImpl(entry))
+        elif entry.endswith(".*"):
+            kit = entry[:-2]
+            if kit not in kits:
+                problems.append(
+                    Problem(None, None, f"task {task.id}: tools", f"no toolkit {kit!r}; toolkits: {', '.join(kits)}")
+                )
+                continue
+            tools.extend(registry()[name] for name in kits[kit])
+        elif entry in registry():
+            tools.append(registry()[entry])
+        else:
+            problems.append(
+                Problem(
+                    None,
+                    None,
+                    f"task {task.id}: tools",
+                    f"no tool {entry!r}; see `toolproof list` for the known tools",
+                )
+            )
+    if problems:
+        raise SpecError(problems)
+    seen: set[str] = set()
+    unique: list[ToolImpl] = []
+    for impl in tools:
+        if impl.schema.name not in seen:
+            seen.add(impl.schema.name)
+            unique.append(impl)
+    return unique

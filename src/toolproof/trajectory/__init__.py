@@ -1,0 +1,37 @@
+"""Value types of an episode's record and their JSONL form.
+
+Map::
+
+    Trajectory = prompt (Message...) + steps (Step = assistant Message + ToolResults
+                 + Usage + timing + state digest/diff/snapshot) + termination
+"""
+
+from . import jsonl
+from .types import (
+    FORMAT_VERSION,
+    Message,
+    StateDiff,
+    Step,
+    Termination,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    ToolSchema,
+    Trajectory,
+    Usage,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Message",
+    "StateDiff",
+    "Step",
+    "Termination",
+    "ToolCall",
+    "ToolKind",
+    "ToolResult",
+    "ToolSchema",
+    "Trajectory",
+    "Usage",
+    "jsonl",
+]

@@ -1,0 +1,179 @@
+"""The state an episode acts on: records (JSON) and an optional workspace directory."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolproof.spec import WorldSpec
+from toolproof.trajectory import StateDiff
+
+from . import records as rec
+from .blobs import BlobStore
+from .workspace import FileEntry, Workspace
+
+
+class WorldSnapshot(BaseModel):
+    """A world's state at one moment: the records and a manifest of the files."""
+
+    records: dict[str, Any] = Field(default_factory=dict)
+    files: dict[str, list[Any]] = Field(
+        default_factory=dict,
+        description="Relative path to [sha256, mode] for files or [null, 0, link target] for links.",
+    )
+    has_workspace: bool = False
+
+    def digest(self) -> str:
+        """Digest of the whole state."""
+        return _digest(self.records, self.files)
+
+
+def _digest(records: dict[str, Any], files: dict[str, list[Any]]) -> str:
+    sha = hashlib.sha256(rec.canonical_json(records).encode())
+    if files:
+        sha.update(b"\0files\0")
+        sha.update(rec.canonical_json(files).encode())
+    return sha.hexdigest()
+
+
+def _entry_list(entry: FileEntry) -> list[Any]:
+    return [entry.sha256, entry.mode] if entry.link is None else [None, 0, entry.link]
+
+
+class World:
+    """Records and files that tools act on, with digests, snapshots and diffs.
+
+    Tools that change records must call :meth:`touch` so the cached digest
+    is recomputed; the gateway does this after every WRITE tool.
+    """
+
+    def __init__(
+        self,
+        spec: WorldSpec,
+        *,
+        fixtures_base: Path | None = None,
+        tmp_root: Path | None = None,
+    ) -> None:
+        self.records: dict[str, Any] = copy.deepcopy(spec.records)
+        self.workspace: Workspace | None = None
+        self._tmpdir: str | None = None
+        self._records_digest: str | None = None
+        self.extras: dict[str, Any] = {}
+        """Per-episode state of toolkits that is not part of the world (e.g. a sandbox)."""
+        if spec.needs_workspace:
+            self._tmpdir = tempfile.mkdtemp(prefix="toolproof-ws-", dir=tmp_root)
+            root = Path(self._tmpdir) / "workspace"
+            root.mkdir()
+            if spec.fixtures:
+                base = fixtures_base or Path.cwd()
+                shutil.copytree(base / spec.fixtures, root, dirs_exist_ok=True, symlinks=True)
+            self.workspace = Workspace(root)
+            for path, content in spec.files.items():
+                target = self.workspace.resolve(path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content, encoding="utf-8")
+
+    def touch(self) -> None:
+        """Mark the records as changed."""
+        self._records_digest = None
+
+    def records_digest(self) -> str:
+        """Digest of the records (cached until :meth:`touch`)."""
+        if self._records_digest is None:
+            self._records_digest = rec.digest(self.records)
+        return self._records_digest
+
+    def digest(self) -> str:
+        """Digest of the whole state, files included."""
+        files = self._files()
+        if not files:
+            return self.records_digest()
+        return _digest(self.records, files)
+
+    def _files(self) -> dict[str, list[Any]]:
+        if self.workspace is None:
+            return {}
+        return {k: _entry_list(v) for k, v in self.workspace.manifest().items()}
+
+    def snapshot(self, blobs: BlobStore | None = None) -> WorldSnapshot:
+        """Capture the state; with ``blobs``, file contents are stored for a later restore."""
+        files: dict[str, list[Any]] = {}
+        if self.workspace is not None:
+            for rel, entry in self.workspace.manifest().items():
+                files[rel] = _entry_list(entry)
+                if blobs is not None and entry.sha256 is not None:
+                    blobs.put_file(self.workspace.root / rel, entry.sha256)
+        return WorldSnapshot(
+            records=copy.deepcopy(self.records),
+            files=files,
+            has_workspace=self.workspace is not None,
+        )
+
+    def save_snapshot(self, blobs: BlobStore) -> str:
+        """Store a full snapshot in ``blobs``; return its reference (the manifest's sha256)."""
+        snap = self.snapshot(blobs)
+        return blobs.put_bytes(snap.model_dump_json().encode())
+
+    def restore(self, snapshot: WorldSnapshot, blobs: BlobStore | None = None) -> None:
+        """Put the world back into a snapshot's state, byte for byte.
+
+        Raises:
+            ValueError: the snapshot has files but no blob store was given.
+        """
+        self.records = copy.deepcopy(snapshot.records)
+        self.touch()
+        if self.workspace is None:
+            return
+        if snapshot.files and blobs is None:
+            raise ValueError("restoring files needs the blob store the snapshot was saved to")
+        self.workspace.clear()
+        for rel, entry in sorted(snapshot.files.items()):
+            target = self.workspace.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if entry[0] is None:
+                os.symlink(entry[2], target)
+            else:
+                assert blobs is not None
+                blobs.copy_to(entry[0], target)
+                os.chmod(target, entry[1])
+
+    @staticmethod
+    def load_snapshot(blobs: BlobStore, ref: str) -> WorldSnapshot:
+        """Read a snapshot saved by :meth:`save_snapshot`."""
+        return WorldSnapshot.model_validate(json.loads(blobs.get_bytes(ref)))
+
+    @staticmethod
+    def diff(before: WorldSnapshot, after: WorldSnapshot) -> StateDiff:
+        """What changed between two snapshots."""
+        a, b = before.files, after.files
+        return StateDiff(
+            records=rec.diff(before.records, after.records),
+            files_added=sorted(b.keys() - a.keys()),
+            files_removed=sorted(a.keys() - b.keys()),
+            files_modified=sorted(k for k in a.keys() & b.keys() if a[k] != b[k]),
+        )
+
+    def close(self) -> None:
+        """Delete the workspace directory; idempotent."""
+        for closer in self.extras.values():
+            close = getattr(closer, "close", None)
+            if callable(close):
+                close()
+        self.extras.clear()
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
