@@ -1,0 +1,541 @@
+"""Statistics for agent benchmark results: intervals, pass@k, pass^k and paired tests.
+
+Every function here is pure and uses only the standard library (``math``,
+``random``, ``statistics``), so results are reproducible bit for bit given the
+same inputs and seed. Exact formulas and references are in each docstring and in
+``docs/metrics-statistics.md``.
+
+Map:
+    * Proportions: :func:`wilson_interval`, :func:`proportion` / :class:`Proportion`.
+    * Means: :func:`bootstrap_mean_ci` (percentile bootstrap, e.g. over per-task
+      success rates, which clusters repeated attempts by task).
+    * Repeated attempts: :func:`pass_at_k`, :func:`pass_hat_k` and their task
+      averages :func:`mean_pass_at_k`, :func:`mean_pass_hat_k`.
+    * Comparing two systems on the same tasks: :func:`mcnemar_exact` (binary
+      outcomes) and :func:`paired_bootstrap_diff` / :class:`PairedDiff`.
+    * Order statistics: :func:`percentile`, :func:`median`, :func:`p95`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+
+__all__ = [
+    "PairedDiff",
+    "Proportion",
+    "bootstrap_mean_ci",
+    "mcnemar_exact",
+    "mean_pass_at_k",
+    "mean_pass_hat_k",
+    "median",
+    "p95",
+    "paired_bootstrap_diff",
+    "pass_at_k",
+    "pass_hat_k",
+    "percentile",
+    "proportion",
+    "wilson_interval",
+]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(
+            f"confidence must be strictly between 0 and 1, got {confidence!r}; "
+            "use e.g. 0.95 for a 95% interval"
+        )
+
+
+def _check_counts(successes: int, n: int, *, names: tuple[str, str]) -> None:
+    s_name, n_name = names
+    if n < 0:
+        raise ValueError(f"{n_name} must be >= 0, got {n!r}")
+    if not 0 <= successes <= n:
+        raise ValueError(f"{s_name} must be between 0 and {n_name}={n}, got {successes!r}")
+
+
+def _check_k(n: int, c: int, k: int) -> None:
+    _check_counts(c, n, names=("c (correct attempts)", "n (attempts)"))
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    if k > n:
+        raise ValueError(
+            f"k={k} exceeds n={n} attempts: the unbiased estimator needs at least k "
+            f"attempts per task; run >= {k} attempts or lower k"
+        )
+
+
+def _check_resamples(resamples: int) -> None:
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
+
+
+# --------------------------------------------------------------------------- proportions
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    With ``p = successes / n`` and ``z`` the ``1 - (1 - confidence) / 2`` quantile
+    of the standard normal (``statistics.NormalDist().inv_cdf``)::
+
+        centre    = (p + z**2 / (2 n)) / (1 + z**2 / n)
+        halfwidth = z / (1 + z**2 / n) * sqrt(p (1 - p) / n + z**2 / (4 n**2))
+        interval  = (centre - halfwidth, centre + halfwidth)
+
+    Unlike the Wald interval ``p +/- z sqrt(p(1-p)/n)`` it stays inside [0, 1] and
+    keeps close to nominal coverage for small ``n`` and for ``p`` near 0 or 1,
+    which is the usual case for agent success rates. The bounds are clamped to
+    [0, 1] against rounding, and are exactly 0.0 / 1.0 when ``successes`` is 0 / ``n``.
+
+    References:
+        Wilson, E. B. (1927). Probable inference, the law of succession, and
+        statistical inference. JASA 22(158), 209-212.
+        Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a
+        binomial proportion. Statistical Science 16(2), 101-133.
+
+    Args:
+        successes: Number of successes, ``0 <= successes <= n``.
+        n: Number of trials. ``n == 0`` gives the uninformative ``(0.0, 1.0)``.
+        confidence: Two-sided confidence level in (0, 1).
+
+    Returns:
+        ``(low, high)``.
+
+    Raises:
+        ValueError: If the counts or the confidence level are out of range.
+    """
+    _check_counts(successes, n, names=("successes", "n"))
+    _check_confidence(confidence)
+    if n == 0:
+        return (0.0, 1.0)
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    p = successes / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denom
+    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """A success rate with its Wilson interval, ready for a JSON report.
+
+    Attributes:
+        successes: Number of successes.
+        n: Number of trials.
+        rate: ``successes / n``; **0.0 when n == 0** (check :attr:`empty`, not the
+            rate, to tell "no data" from "all failed").
+        ci_low: Lower Wilson bound; 0.0 when ``n == 0``.
+        ci_high: Upper Wilson bound; 1.0 when ``n == 0``.
+    """
+
+    successes: int
+    n: int
+    rate: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def empty(self) -> bool:
+        """True when there were no trials, so ``rate`` carries no information."""
+        return self.n == 0
+
+    def to_dict(self) -> dict[str, int | float | bool]:
+        """Return a JSON-ready dict of the fields plus ``empty``."""
+        return {**asdict(self), "empty": self.empty}
+
+
+def proportion(successes: int, n: int, confidence: float = 0.95) -> Proportion:
+    """Build a :class:`Proportion` with a Wilson interval (see :func:`wilson_interval`).
+
+    Args:
+        successes: Number of successes, ``0 <= successes <= n``.
+        n: Number of trials; ``n == 0`` yields rate 0.0, interval (0.0, 1.0) and
+            ``Proportion.empty == True``.
+        confidence: Two-sided confidence level in (0, 1).
+
+    Returns:
+        The proportion and its interval.
+
+    Raises:
+        ValueError: If the counts or the confidence level are out of range.
+    """
+    low, high = wilson_interval(successes, n, confidence)
+    rate = successes / n if n else 0.0
+    return Proportion(successes=successes, n=n, rate=rate, ci_low=low, ci_high=high)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def _resampled_means(values: Sequence[float], resamples: int, seed: int) -> list[float]:
+    """Sorted means of ``resamples`` with-replacement resamples of ``values``."""
+    rng = random.Random(seed)
+    n = len(values)
+    means = [sum(rng.choices(values, k=n)) / n for _ in range(resamples)]
+    means.sort()
+    return means
+
+
+def _percentile_sorted(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolation percentile of an already sorted, non-empty sequence."""
+    h = (len(ordered) - 1) * q / 100.0
+    lo = math.floor(h)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile-bootstrap confidence interval for the mean.
+
+    Draws ``resamples`` samples of size ``len(values)`` with replacement using
+    ``random.Random(seed)``, takes each sample's mean, and returns the
+    ``alpha/2`` and ``1 - alpha/2`` percentiles (``alpha = 1 - confidence``,
+    linear interpolation as in :func:`percentile`) of those means.
+
+    For agent success with several attempts per task, pass one value per task
+    (that task's mean success): resampling tasks rather than attempts respects
+    the clustering of attempts within a task, so the interval is not falsely
+    narrow.
+
+    References:
+        Efron, B., Tibshirani, R. J. (1993). An Introduction to the Bootstrap,
+        ch. 13 (the percentile interval). Chapman & Hall.
+
+    Args:
+        values: The sample; must be non-empty.
+        confidence: Two-sided confidence level in (0, 1).
+        resamples: Number of bootstrap resamples, >= 1.
+        seed: Seed for ``random.Random``; the same inputs and seed give the same
+            interval.
+
+    Returns:
+        ``(low, high)``.
+
+    Raises:
+        ValueError: If ``values`` is empty or a parameter is out of range.
+    """
+    if len(values) == 0:
+        raise ValueError("bootstrap_mean_ci needs at least one value, got an empty sequence")
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    means = _resampled_means(values, resamples, seed)
+    alpha = 1.0 - confidence
+    return (
+        _percentile_sorted(means, 100.0 * alpha / 2.0),
+        _percentile_sorted(means, 100.0 * (1.0 - alpha / 2.0)),
+    )
+
+
+@dataclass(frozen=True)
+class PairedDiff:
+    """Result of :func:`paired_bootstrap_diff`.
+
+    Attributes:
+        mean_a: Mean of the baseline ``a``.
+        mean_b: Mean of the candidate ``b``.
+        diff: ``mean_b - mean_a`` (positive means ``b`` scored higher).
+        ci_low: Lower percentile-bootstrap bound of ``diff``.
+        ci_high: Upper percentile-bootstrap bound of ``diff``.
+        p_value: Two-sided bootstrap p-value for ``diff == 0``.
+    """
+
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+    def to_dict(self) -> dict[str, float]:
+        """Return a JSON-ready dict of the fields."""
+        return asdict(self)
+
+
+def paired_bootstrap_diff(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> PairedDiff:
+    """Paired bootstrap for the difference of means ``mean(b) - mean(a)``.
+
+    ``a[i]`` and ``b[i]`` must be scores of the same unit (typically the same
+    task's mean success under two agents). The paired differences
+    ``d[i] = b[i] - a[i]`` are resampled with replacement ``resamples`` times
+    (``random.Random(seed)``), giving bootstrap means ``d*_1..d*_B``. Then:
+
+    * ``ci_low, ci_high`` are the ``alpha/2`` and ``1 - alpha/2`` percentiles of
+      the ``d*`` (linear interpolation), ``alpha = 1 - confidence``;
+    * ``p_value = min(1, 2 * (1 + min(#{d* <= 0}, #{d* >= 0})) / (B + 1))``, i.e.
+      twice the smaller tail mass at zero, the p-value obtained by inverting the
+      percentile interval, with the add-one correction so that a finite number
+      of resamples never reports p = 0 (its floor is ``2 / (B + 1)``).
+
+    References:
+        Efron, B., Tibshirani, R. J. (1993). An Introduction to the Bootstrap,
+        ch. 13 and 16. Chapman & Hall.
+        Davison, A. C., Hinkley, D. V. (1997). Bootstrap Methods and their
+        Application, ch. 4 (the (1 + count) / (B + 1) p-value). CUP.
+
+    Args:
+        a: Baseline scores, one per unit.
+        b: Candidate scores, aligned with ``a``.
+        resamples: Number of bootstrap resamples ``B``, >= 1.
+        seed: Seed for ``random.Random``.
+        confidence: Two-sided confidence level in (0, 1).
+
+    Returns:
+        The means, their difference, its interval and the p-value.
+
+    Raises:
+        ValueError: If the lengths differ, the inputs are empty or a parameter is
+            out of range.
+    """
+    if len(a) != len(b):
+        raise ValueError(
+            f"paired_bootstrap_diff needs aligned pairs, got len(a)={len(a)} and "
+            f"len(b)={len(b)}; pass one score per task for both systems, in the same order"
+        )
+    if len(a) == 0:
+        raise ValueError("paired_bootstrap_diff needs at least one pair, got empty sequences")
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    n = len(a)
+    mean_a = sum(a) / n
+    mean_b = sum(b) / n
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    means = _resampled_means(diffs, resamples, seed)
+    alpha = 1.0 - confidence
+    at_or_below = sum(1 for m in means if m <= 0.0)
+    at_or_above = sum(1 for m in means if m >= 0.0)
+    p_value = min(1.0, 2.0 * (1 + min(at_or_below, at_or_above)) / (resamples + 1))
+    return PairedDiff(
+        mean_a=mean_a,
+        mean_b=mean_b,
+        diff=mean_b - mean_a,
+        ci_low=_percentile_sorted(means, 100.0 * alpha / 2.0),
+        ci_high=_percentile_sorted(means, 100.0 * (1.0 - alpha / 2.0)),
+        p_value=p_value,
+    )
+
+
+# --------------------------------------------------------------------------- pass@k, pass^k
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k: probability that at least one of k attempts passes.
+
+    From ``n`` attempts of which ``c`` passed::
+
+        pass@k = 1 - C(n - c, k) / C(n, k)
+
+    i.e. one minus the chance that ``k`` attempts drawn without replacement from
+    the ``n`` are all failures. Computed with exact integer binomials
+    (``math.comb``; ``C(m, k) = 0`` for ``m < k``), so there is no overflow or
+    cancellation. ``pass_at_k(n, c, 1) == c / n``.
+
+    References:
+        Chen, M. et al. (2021). Evaluating Large Language Models Trained on Code,
+        sec. 2.1. arXiv:2107.03374.
+
+    Args:
+        n: Attempts on the task, >= k.
+        c: Passing attempts, ``0 <= c <= n``.
+        k: Attempts allowed, ``1 <= k <= n``.
+
+    Returns:
+        The estimate in [0, 1].
+
+    Raises:
+        ValueError: If ``k > n``, ``k < 1`` or ``c`` is outside ``[0, n]``.
+    """
+    _check_k(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k: probability that all of k i.i.d. attempts pass.
+
+    From ``n`` attempts of which ``c`` passed::
+
+        pass^k = C(c, k) / C(n, k)
+
+    the chance that ``k`` attempts drawn without replacement from the ``n`` all
+    pass; unbiased for ``p**k``. It measures consistency: it falls with ``k``
+    where pass@k rises. ``pass_hat_k(n, c, 1) == c / n``.
+
+    References:
+        Yao, S. et al. (2024). tau-bench: A Benchmark for Tool-Agent-User
+        Interaction in Real-World Domains. arXiv:2406.12045.
+
+    Args:
+        n: Attempts on the task, >= k.
+        c: Passing attempts, ``0 <= c <= n``.
+        k: Attempts that must all pass, ``1 <= k <= n``.
+
+    Returns:
+        The estimate in [0, 1].
+
+    Raises:
+        ValueError: If ``k > n``, ``k < 1`` or ``c`` is outside ``[0, n]``.
+    """
+    _check_k(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def _mean_over_tasks(
+    table: Mapping[str, tuple[int, int]],
+    k: int,
+    estimator: Callable[[int, int, int], float],
+    name: str,
+) -> float:
+    if not table:
+        raise ValueError(f"{name} needs at least one task, got an empty table")
+    total = 0.0
+    for task, (n, c) in table.items():
+        try:
+            total += estimator(n, c, k)
+        except ValueError as exc:
+            raise ValueError(f"{name}: task {task!r} (n={n}, c={c}): {exc}") from None
+    return total / len(table)
+
+
+def mean_pass_at_k(table: Mapping[str, tuple[int, int]], k: int) -> float:
+    """Benchmark pass@k: the unweighted mean of :func:`pass_at_k` over tasks.
+
+    Args:
+        table: ``task id -> (n attempts, c passing attempts)``; must be non-empty.
+        k: Attempts allowed; every task needs ``n >= k``.
+
+    Returns:
+        ``sum(pass_at_k(n, c, k) for each task) / number of tasks``.
+
+    Raises:
+        ValueError: If the table is empty or a task's counts are invalid; the
+            message names the task.
+    """
+    return _mean_over_tasks(table, k, pass_at_k, "mean_pass_at_k")
+
+
+def mean_pass_hat_k(table: Mapping[str, tuple[int, int]], k: int) -> float:
+    """Benchmark pass^k: the unweighted mean of :func:`pass_hat_k` over tasks.
+
+    Args:
+        table: ``task id -> (n attempts, c passing attempts)``; must be non-empty.
+        k: Attempts that must all pass; every task needs ``n >= k``.
+
+    Returns:
+        ``sum(pass_hat_k(n, c, k) for each task) / number of tasks``.
+
+    Raises:
+        ValueError: If the table is empty or a task's counts are invalid; the
+            message names the task.
+    """
+    return _mean_over_tasks(table, k, pass_hat_k, "mean_pass_hat_k")
+
+
+# --------------------------------------------------------------------------- paired tests
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar test on the discordant pairs of two systems.
+
+    ``b`` counts tasks system A passed and B failed, ``c`` the reverse.
+    Under the null of equal success probability each discordant pair is a fair
+    coin, so with ``n = b + c``::
+
+        p = min(1, 2 * sum_{i=0}^{min(b, c)} C(n, i) / 2**n)
+
+    computed in exact integer arithmetic. ``b == c == 0`` gives 1.0. The exact
+    test is conservative; it is the safe choice for the small discordant counts
+    typical of agent benchmarks.
+
+    References:
+        McNemar, Q. (1947). Note on the sampling error of the difference between
+        correlated proportions or percentages. Psychometrika 12(2), 153-157.
+        Fagerland, M. W., Lydersen, S., Laake, P. (2013). The McNemar test for
+        binary matched-pairs data. BMC Medical Research Methodology 13, 91.
+
+    Args:
+        b: Pairs where A passed and B failed, >= 0.
+        c: Pairs where A failed and B passed, >= 0.
+
+    Returns:
+        The two-sided p-value in (0, 1].
+
+    Raises:
+        ValueError: If a count is negative.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b!r}, c={c!r}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / (1 << n))
+
+
+# --------------------------------------------------------------------------- order statistics
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile with linear interpolation (numpy's default).
+
+    With ``x`` the sorted values and ``h = (len(x) - 1) * q / 100``::
+
+        percentile = x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)])
+
+    This is definition 7 of Hyndman & Fan, the default of ``numpy.percentile``
+    (``method="linear"``) and of R's ``quantile``.
+
+    References:
+        Hyndman, R. J., Fan, Y. (1996). Sample quantiles in statistical
+        packages. The American Statistician 50(4), 361-365.
+
+    Args:
+        values: The sample, in any order.
+        q: Percentile in [0, 100].
+
+    Returns:
+        The percentile, or ``None`` when ``values`` is empty.
+
+    Raises:
+        ValueError: If ``q`` is outside [0, 100] or a value is NaN.
+    """
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"q must be a percentile in [0, 100], got {q!r}")
+    if len(values) == 0:
+        return None
+    if any(math.isnan(v) for v in values):
+        raise ValueError("percentile got a NaN value; drop or replace NaNs first")
+    return float(_percentile_sorted(sorted(values), q))
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The 50th :func:`percentile`; ``None`` when ``values`` is empty."""
+    return percentile(values, 50.0)
+
+
+def p95(values: Sequence[float]) -> float | None:
+    """The 95th :func:`percentile` (e.g. of latencies); ``None`` when empty."""
+    return percentile(values, 95.0)
