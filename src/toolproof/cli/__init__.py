@@ -1,0 +1,75 @@
+"""The ``toolproof`` command line: the only place that reads argv and the environment.
+
+Commands live in their own modules and are imported only when invoked, so
+``toolproof --help`` stays fast. To add one, add a line to ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("toolproof.cli._run:run", "Run a suite against an agent."),
+    "list": ("toolproof.cli._list:list_", "List suites, agents and tools (or a suite's tasks)."),
+    "validate": ("toolproof.cli._validate:validate", "Validate suites and task files."),
+    "show": ("toolproof.cli._show:show", "Show the summary of a run."),
+    "schema": ("toolproof.cli._schema:schema", "Print the JSON Schema of the task format."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when it runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        import importlib
+
+        module_name, attr = COMMANDS[cmd_name][0].split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="toolproof")
+def cli() -> None:
+    """toolproof: executable, reproducible benchmarks for tool-using agents.
+
+    Quick start: toolproof run core --agent oracle
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point: run the CLI, turning toolproof errors into messages, not tracebacks."""
+    from toolproof.spec.errors import ToolproofError
+
+    try:
+        return cli.main(args=argv, prog_name="toolproof", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except ToolproofError as exc:
+        click.secho("error:", fg="red", bold=True, err=True, nl=False)
+        text = str(exc)
+        click.echo(("\n" if "\n" in text else " ") + text, err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("Interrupted; finished episodes are saved (resume with --resume RUN_DIR).", err=True)
+        sys.exit(130)

@@ -1,0 +1,42 @@
+"""Helpers shared by CLI commands: plug-ins, agent options, run directories."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def load_plugins() -> None:
+    """Load third-party plug-ins unless TOOLPROOF_NO_PLUGINS is set; report broken ones."""
+    from toolproof._plugins import load_plugins as _load
+
+    for name, error in _load(enabled=not os.environ.get("TOOLPROOF_NO_PLUGINS")).items():
+        if error is not None:
+            click.secho(f"warning: plug-in {name!r} failed to load: {error}", fg="yellow", err=True)
+
+
+def parse_agent_args(values: tuple[str, ...]) -> dict[str, Any]:
+    """``key=value`` pairs; values are parsed as JSON when they can be (numbers, booleans)."""
+    options: dict[str, Any] = {}
+    for item in values:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} must look like key=value", param_hint="--agent-arg")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
+
+
+def default_run_dir(suite: str, agent: str) -> Path:
+    """``runs/<suite>-<agent>-<timestamp>``."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{suite}-{agent}")[:80]
+    return Path("runs") / f"{slug}-{stamp}"

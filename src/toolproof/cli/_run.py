@@ -1,0 +1,119 @@
+"""``toolproof run``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._common import default_run_dir, load_plugins, parse_agent_args
+
+
+@click.command()
+@click.argument("suite", required=False)
+@click.option("--agent", "-a", help="Agent spec: oracle, noop, random, python:module:attr, openai:MODEL, ...")
+@click.option("--agent-arg", "agent_args", multiple=True, help="Agent option key=value (repeatable).")
+@click.option("--epochs", "-k", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per task.")
+@click.option("--seed", type=int, default=None, help="Override the suite's seed.")
+@click.option("--parallel", "-p", type=click.IntRange(min=1), default=8, show_default=True, help="Episodes in flight.")
+@click.option("--task", "-t", "tasks", multiple=True, help="Only tasks whose id matches this glob (repeatable).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), help="Run directory (default runs/SUITE-AGENT-TIME).")
+@click.option("--resume", type=click.Path(path_type=Path, exists=True, file_okay=False), help="Finish a killed run.")
+@click.option("--system-prompt", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Custom system prompt file (a separate track in results).")
+@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Retries of episodes that end in infra_error.")
+@click.option("--no-snapshots", is_flag=True, help="Do not store per-step world snapshots.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
+@click.pass_context
+def run(ctx: click.Context, suite: str | None, agent: str | None, agent_args: tuple[str, ...], epochs: int,
+        seed: int | None, parallel: int, tasks: tuple[str, ...], out: Path | None, resume: Path | None,
+        system_prompt: Path | None, retries: int, no_snapshots: bool, quiet: bool) -> None:
+    """Run SUITE (a built-in name or a directory) against an agent and score every episode.
+
+    \b
+    Examples:
+      toolproof run core --agent oracle
+      toolproof run core --agent random --epochs 3 --seed 7
+      toolproof run --resume runs/core-oracle-20261130-101500
+    """
+    from rich.console import Console
+
+    from toolproof.engine import RunConfig, Runner
+    from toolproof.report import print_summary
+    from toolproof.results import RunReader
+    from toolproof.spec import resolve_suite_path
+
+    load_plugins()
+    given = {
+        name for name in ("agent", "agent_args", "epochs", "seed", "tasks", "system_prompt", "no_snapshots", "suite")
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    }
+    fields: dict[str, Any] = {}
+    if resume is not None:
+        with RunReader(resume) as reader:
+            fields = dict(reader.meta().get("config", {}))
+        run_dir = resume
+    if suite is not None or resume is None:
+        if suite is None:
+            raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")
+        fields["suite"] = str(resolve_suite_path(suite))
+    if resume is None or "agent" in given:
+        if agent is None:
+            raise click.UsageError("give --agent (e.g. --agent oracle); see `toolproof list`")
+        fields["agent"] = agent
+    if resume is None or "agent_args" in given:
+        fields["agent_options"] = parse_agent_args(agent_args)
+    if resume is None or "epochs" in given:
+        fields["epochs"] = epochs
+    if resume is None or "seed" in given:
+        fields["seed"] = seed
+    if resume is None or "tasks" in given:
+        fields["tasks"] = list(tasks)
+    if resume is None or "system_prompt" in given:
+        fields["system_prompt"] = system_prompt.read_text(encoding="utf-8") if system_prompt else None
+    if resume is None or "no_snapshots" in given:
+        fields["snapshots"] = not no_snapshots
+    fields["retries"] = retries
+    config = RunConfig.model_validate(fields)
+    if resume is None:
+        run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
+
+    console = Console(stderr=True, quiet=quiet)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("passed {task.fields[passed]}"), TimeElapsedColumn(),
+        console=console, transient=True, disable=quiet,
+    )
+    counter = {"passed": 0}
+
+    runner = Runner(config, run_dir, parallel=parallel)
+    from toolproof.engine import plan
+    from toolproof.results import RunStore
+
+    if resume is not None:
+        store = RunStore(run_dir)
+        try:
+            runner.check_resumable(store)
+            done = len(store.keys())
+        finally:
+            store.close()
+    else:
+        done = 0
+    total = len(plan(config, runner.suite))
+    with progress:
+        bar = progress.add_task(f"{runner.suite.name} / {config.agent}", total=total, passed=0, completed=done)
+
+        def on_episode(record: Any) -> None:
+            counter["passed"] += int(record.score.passed)
+            progress.update(bar, advance=1, passed=counter["passed"])
+
+        runner.on_episode = on_episode
+        asyncio.run(runner.run())
+    if not quiet:
+        print_summary(run_dir, Console())
+    click.echo(f"results: {run_dir}")

@@ -1,0 +1,71 @@
+"""The console summary of a run, read from its directory (never from the engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from toolproof.results import RunReader
+
+_LEVEL_STYLE = {"perfect": "green", "acceptable": "green", "partial": "yellow", "fail": "red"}
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line: success with its 95% confidence interval."""
+    s = summary["success"]
+    eps = summary["episodes"]
+    text = (
+        f"success {_pct(s['rate'])} ({s['successes']}/{s['n']}), "
+        f"95% CI {_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
+    )
+    if eps.get("infra_errors"):
+        text += f"; {eps['infra_errors']} infra errors excluded"
+    if not eps.get("complete", True):
+        text += f"; INCOMPLETE ({eps['finished']}/{eps['planned']} episodes)"
+    return text
+
+
+def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool = True) -> None:
+    """Print the headline, levels, terminations and the per-task table."""
+    console = console or Console()
+    with RunReader(run_dir) as reader:
+        summary = reader.summary()
+    if summary is None:
+        console.print(f"[yellow]{run_dir} has no summary.json yet (run unfinished?)[/]")
+        return
+    suite = summary.get("suite", {})
+    console.print(
+        f"[bold]{suite.get('name')}[/] v{suite.get('version')}  agent [bold]{summary.get('agent')}[/]"
+        f"  track {summary.get('track')}  seed {suite.get('seed')}"
+    )
+    console.print(f"[bold]{headline(summary)}[/]")
+    levels = "  ".join(
+        f"[{_LEVEL_STYLE.get(k, 'white')}]{k} {v}[/]" for k, v in summary.get("levels", {}).items()
+    )
+    console.print(f"levels: {levels}")
+    terms = "  ".join(f"{k} {v}" for k, v in summary.get("terminations", {}).items())
+    console.print(f"terminations: {terms}")
+    if not tasks:
+        return
+    table = Table(show_header=True, header_style="bold", box=None)
+    for column in ("task", "type", "category", "diff", "passed", "levels"):
+        table.add_column(column)
+    for task_id, entry in summary.get("tasks", {}).items():
+        epochs = entry["epochs"]
+        passed = sum(1 for e in epochs if e["passed"])
+        style = "green" if passed == len(epochs) else ("red" if passed == 0 else "yellow")
+        levels_text = " ".join(
+            f"[{_LEVEL_STYLE.get(e['level'], 'white')}]{e['level']}[/]" for e in epochs
+        )
+        table.add_row(
+            task_id, entry["type"], entry["category"], str(entry["difficulty"]),
+            f"[{style}]{passed}/{len(epochs)}[/]", levels_text,
+        )
+    console.print(table)
