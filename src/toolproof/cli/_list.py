@@ -8,7 +8,11 @@ import click
 
 
 @click.command("list")
-@click.option("--suite", "suite_name", help="Show one suite's tasks and counts by type, category, difficulty, domain.")
+@click.option(
+    "--suite",
+    "suite_name",
+    help="Show one suite's tasks and counts by type, category, difficulty, domain.",
+)
 def list_(suite_name: str | None) -> None:
     """List built-in suites, agent kinds and tools; or one suite's tasks."""
     from rich.console import Console
@@ -24,23 +28,37 @@ def list_(suite_name: str | None) -> None:
     console = Console()
     if suite_name is not None:
         suite = load_suite(suite_name)
-        console.print(f"[bold]{suite.name}[/] v{suite.config.version}: {len(suite.tasks)} tasks  ({suite.root})")
+        console.print(
+            f"[bold]{suite.name}[/] v{suite.config.version}: "
+            f"{len(suite.tasks)} tasks  ({suite.root})"
+        )
         for field in ("type", "category", "difficulty", "domain"):
             counts = Counter(str(getattr(t, field)) for t in suite.tasks)
-            console.print(f"  by {field}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            console.print(
+                f"  by {field}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            )
         table = Table(box=None, header_style="bold")
         for column in ("id", "type", "category", "diff", "domain", "tools"):
             table.add_column(column)
         for task in suite.tasks:
             names = [t if isinstance(t, str) else f"{t.name}*" for t in task.tools]
-            table.add_row(task.id, task.type.value, task.category.value, str(task.difficulty), task.domain,
-                          ", ".join(names))
+            table.add_row(
+                task.id,
+                task.type.value,
+                task.category.value,
+                str(task.difficulty),
+                task.domain,
+                ", ".join(names),
+            )
         console.print(table)
         return
     console.print("[bold]suites[/]")
     for name in builtin_suite_names():
         suite = load_suite(name)
-        console.print(f"  {name:<14} v{suite.config.version:<8} {len(suite.tasks):>4} tasks  {suite.config.description.strip()[:70]}")
+        console.print(
+            f"  {name:<14} v{suite.config.version:<8} {len(suite.tasks):>4} tasks  "
+            f"{suite.config.description.strip()[:70]}"
+        )
     console.print("[bold]agents[/]")
     console.print("  " + ", ".join(agent_kinds()))
     console.print("[bold]tools[/] (toolkit: tools)")

@@ -13,24 +13,78 @@ from ._common import default_run_dir, load_plugins, parse_agent_args
 
 @click.command()
 @click.argument("suite", required=False)
-@click.option("--agent", "-a", help="Agent spec: oracle, noop, random, python:module:attr, openai:MODEL, ...")
-@click.option("--agent-arg", "agent_args", multiple=True, help="Agent option key=value (repeatable).")
-@click.option("--epochs", "-k", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per task.")
+@click.option(
+    "--agent", "-a", help="Agent spec: oracle, noop, random, python:module:attr, openai:MODEL, ..."
+)
+@click.option(
+    "--agent-arg", "agent_args", multiple=True, help="Agent option key=value (repeatable)."
+)
+@click.option(
+    "--epochs",
+    "-k",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs per task.",
+)
 @click.option("--seed", type=int, default=None, help="Override the suite's seed.")
-@click.option("--parallel", "-p", type=click.IntRange(min=1), default=8, show_default=True, help="Episodes in flight.")
-@click.option("--task", "-t", "tasks", multiple=True, help="Only tasks whose id matches this glob (repeatable).")
-@click.option("--out", "-o", type=click.Path(path_type=Path), help="Run directory (default runs/SUITE-AGENT-TIME).")
-@click.option("--resume", type=click.Path(path_type=Path, exists=True, file_okay=False), help="Finish a killed run.")
-@click.option("--system-prompt", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="Custom system prompt file (a separate track in results).")
-@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Retries of episodes that end in infra_error.")
+@click.option(
+    "--parallel",
+    "-p",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Episodes in flight.",
+)
+@click.option(
+    "--task",
+    "-t",
+    "tasks",
+    multiple=True,
+    help="Only tasks whose id matches this glob (repeatable).",
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Run directory (default runs/SUITE-AGENT-TIME).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Finish a killed run.",
+)
+@click.option(
+    "--system-prompt",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Custom system prompt file (a separate track in results).",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Retries of episodes that end in infra_error.",
+)
 @click.option("--no-snapshots", is_flag=True, help="Do not store per-step world snapshots.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
 @click.pass_context
-def run(ctx: click.Context, suite: str | None, agent: str | None, agent_args: tuple[str, ...], epochs: int,
-        seed: int | None, parallel: int, tasks: tuple[str, ...], out: Path | None, resume: Path | None,
-        system_prompt: Path | None, retries: int, no_snapshots: bool, quiet: bool) -> None:
+def run(
+    ctx: click.Context,
+    suite: str | None,
+    agent: str | None,
+    agent_args: tuple[str, ...],
+    epochs: int,
+    seed: int | None,
+    parallel: int,
+    tasks: tuple[str, ...],
+    out: Path | None,
+    resume: Path | None,
+    system_prompt: Path | None,
+    retries: int,
+    no_snapshots: bool,
+    quiet: bool,
+) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
 
     \b
@@ -48,7 +102,17 @@ def run(ctx: click.Context, suite: str | None, agent: str | None, agent_args: tu
 
     load_plugins()
     given = {
-        name for name in ("agent", "agent_args", "epochs", "seed", "tasks", "system_prompt", "no_snapshots", "suite")
+        name
+        for name in (
+            "agent",
+            "agent_args",
+            "epochs",
+            "seed",
+            "tasks",
+            "system_prompt",
+            "no_snapshots",
+            "suite",
+        )
         if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
     }
     fields: dict[str, Any] = {}
@@ -73,7 +137,9 @@ def run(ctx: click.Context, suite: str | None, agent: str | None, agent_args: tu
     if resume is None or "tasks" in given:
         fields["tasks"] = list(tasks)
     if resume is None or "system_prompt" in given:
-        fields["system_prompt"] = system_prompt.read_text(encoding="utf-8") if system_prompt else None
+        fields["system_prompt"] = (
+            system_prompt.read_text(encoding="utf-8") if system_prompt else None
+        )
     if resume is None or "no_snapshots" in given:
         fields["snapshots"] = not no_snapshots
     fields["retries"] = retries
@@ -85,9 +151,14 @@ def run(ctx: click.Context, suite: str | None, agent: str | None, agent_args: tu
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("passed {task.fields[passed]}"), TimeElapsedColumn(),
-        console=console, transient=True, disable=quiet,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("passed {task.fields[passed]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet,
     )
     counter = {"passed": 0}
 
@@ -106,7 +177,9 @@ def run(ctx: click.Context, suite: str | None, agent: str | None, agent_args: tu
         done = 0
     total = len(plan(config, runner.suite))
     with progress:
-        bar = progress.add_task(f"{runner.suite.name} / {config.agent}", total=total, passed=0, completed=done)
+        bar = progress.add_task(
+            f"{runner.suite.name} / {config.agent}", total=total, passed=0, completed=done
+        )
 
         def on_episode(record: Any) -> None:
             counter["passed"] += int(record.score.passed)

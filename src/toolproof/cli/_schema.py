@@ -8,8 +8,12 @@ import click
 
 
 @click.command()
-@click.option("--suite", "which", flag_value="suite", help="Print the schema of suite.yaml instead.")
-@click.option("--task", "which", flag_value="task", default=True, help="Print the task schema (default).")
+@click.option(
+    "--suite", "which", flag_value="suite", help="Print the schema of suite.yaml instead."
+)
+@click.option(
+    "--task", "which", flag_value="task", default=True, help="Print the task schema (default)."
+)
 def schema(which: str) -> None:
     """Print the JSON Schema of the task format (or of suite.yaml) for editors and CI."""
     from toolproof.spec import suite_schema, task_schema

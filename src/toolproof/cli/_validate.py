@@ -34,7 +34,9 @@ def validate(paths: tuple[Path, ...]) -> None:
                 try:
                     resolve_tools(task)
                 except SpecError as exc:
-                    problems.extend(f"{suite.task_file(task.id)}: {p.field}: {p.message}" for p in exc.problems)
+                    problems.extend(
+                        f"{suite.task_file(task.id)}: {p.field}: {p.message}" for p in exc.problems
+                    )
     for line in problems:
         click.echo(line, err=True)
     if problems or missing:

@@ -86,7 +86,9 @@ async def run_episode(
     t0 = time.perf_counter()
     limits = instance.limits
     own_world = world is None
-    world = world or World(instance.task.world, fixtures_base=options.fixtures_base, tmp_root=options.tmp_root)
+    world = world or World(
+        instance.task.world, fixtures_base=options.fixtures_base, tmp_root=options.tmp_root
+    )
     prompt = [
         Message(role="system", content=instance.system_prompt),
         Message(role="user", content=instance.task.description),
@@ -100,16 +102,24 @@ async def run_episode(
         tools = resolve_tools(instance.task)
         ctx = ToolContext(world=world, instance=instance)
         gateway = ToolGateway(
-            tools, ctx, faults=instance.task.faults, policies=options.policies, timeout_s=limits.tool_timeout_s
+            tools,
+            ctx,
+            faults=instance.task.faults,
+            policies=options.policies,
+            timeout_s=limits.tool_timeout_s,
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
         initial = recorder.start()
         agent = factory(EpisodeContext(instance=instance, tools=gateway.schemas))
         try:
             if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
-                termination, answer, error = await _drive(agent, recorder, gateway, instance, prompt)
+                termination, answer, error = await _drive(
+                    agent, recorder, gateway, instance, prompt
+                )
             else:
-                termination, answer, error = await _loop(agent, recorder, gateway, instance, prompt, t0)
+                termination, answer, error = await _loop(
+                    agent, recorder, gateway, instance, prompt, t0
+                )
         finally:
             await _close_agent(agent)
     except ToolCrash as exc:
@@ -136,7 +146,9 @@ async def run_episode(
             initial = world.snapshot()
         final = world.snapshot()
         score = score_episode(
-            ScoringContext(instance=instance, trajectory=trajectory, initial=initial, final=final, world=world)
+            ScoringContext(
+                instance=instance, trajectory=trajectory, initial=initial, final=final, world=world
+            )
         )
     finally:
         if own_world:
@@ -171,7 +183,11 @@ async def _loop(
             return Termination.AGENT_ERROR, None, _error_text(exc)
         agent_s = time.perf_counter() - a0
         if not isinstance(turn, AgentTurn):
-            return Termination.AGENT_ERROR, None, f"act() returned {type(turn).__name__}, not AgentTurn"
+            return (
+                Termination.AGENT_ERROR,
+                None,
+                f"act() returned {type(turn).__name__}, not AgentTurn",
+            )
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
             recorder.record(message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage)
@@ -182,7 +198,8 @@ async def _loop(
         recorder.record(message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage)
         messages.append(message)
         messages.extend(
-            Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name) for r in results
+            Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)
+            for r in results
         )
         if recorder.loop_detected:
             return Termination.LOOP, None, recorder.loop_detected
@@ -216,7 +233,9 @@ async def _drive(
         raise
     except Exception as exc:
         return Termination.AGENT_ERROR, None, _error_text(exc)
-    recorder.record(Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0)
+    recorder.record(
+        Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0
+    )
     if recorder.loop_detected:
         return Termination.LOOP, None, recorder.loop_detected
     if session.step_limit_hit:

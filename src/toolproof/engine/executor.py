@@ -6,7 +6,6 @@ worker that runs it holds the loaded suite and agent factory, made once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -49,7 +48,9 @@ class Worker:
     def __init__(self, config: RunConfig, run_dir: Path | None, suite: Suite | None = None) -> None:
         self.config = config
         self.suite = suite or load_suite(config.suite)
-        self.factory: AgentFactory = build_agent(parse_agent_spec(config.agent, config.agent_options))
+        self.factory: AgentFactory = build_agent(
+            parse_agent_spec(config.agent, config.agent_options)
+        )
         blobs = BlobStore(run_dir / "blobs") if run_dir is not None and config.snapshots else None
         self.options = EpisodeOptions(agent_label=config.agent, blobs=blobs)
 
@@ -76,12 +77,19 @@ class Worker:
         errors: list[str] = []
         for attempt in range(1, self.config.retries + 2):
             trajectory, score = await run_episode(instance, self.factory, options)
-            if trajectory.termination is not Termination.INFRA_ERROR or attempt > self.config.retries:
+            if (
+                trajectory.termination is not Termination.INFRA_ERROR
+                or attempt > self.config.retries
+            ):
                 break
             errors.append(trajectory.error or "infra_error")
         task = instance.task
         ref_tools = sorted(
-            {c.tool for item in task.solution.calls for c in (item if isinstance(item, list) else [item])}
+            {
+                c.tool
+                for item in task.solution.calls
+                for c in (item if isinstance(item, list) else [item])
+            }
         )
         facts = TaskFacts(
             id=task.id,
@@ -93,7 +101,7 @@ class Worker:
             reference_calls=reference_calls(instance),
             tools=[t if isinstance(t, str) else t.name for t in task.tools],
             reference_tools=ref_tools,
-            judged=any(c.kind == "judge" for c in task.success),
+            judged=any(str(c.kind) == "judge" for c in task.success),
         )
         return EpisodeRecord(
             key=job.key,

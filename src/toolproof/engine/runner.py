@@ -41,7 +41,11 @@ def environment() -> dict[str, Any]:
 
 def plan(config: RunConfig, suite: Suite) -> list[EpisodeJob]:
     """Every episode of the run, in task then epoch order."""
-    return [EpisodeJob(task_id, epoch) for task_id in config.select(suite) for epoch in range(config.epochs)]
+    return [
+        EpisodeJob(task_id, epoch)
+        for task_id in config.select(suite)
+        for epoch in range(config.epochs)
+    ]
 
 
 class Runner:
@@ -65,7 +69,14 @@ class Runner:
         self.on_episode = on_episode
         if not config.select(self.suite):
             raise SpecError(
-                [Problem(None, None, "--task", f"no task of suite {self.suite.name!r} matches {config.tasks}")]
+                [
+                    Problem(
+                        None,
+                        None,
+                        "--task",
+                        f"no task of suite {self.suite.name!r} matches {config.tasks}",
+                    )
+                ]
             )
 
     def _meta(self) -> dict[str, Any]:
@@ -108,7 +119,9 @@ class Runner:
             )
         if problems:
             problems.append(
-                Problem(None, None, "fix", "resume with the original configuration, or start a new run")
+                Problem(
+                    None, None, "fix", "resume with the original configuration, or start a new run"
+                )
             )
             raise ResumeError(problems)
 
@@ -120,7 +133,9 @@ class Runner:
             store.set_meta(self._meta())
             done = store.keys()
             jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
-            executor = self._executor or LocalExecutor(Worker(self.config, self.run_dir, self.suite))
+            executor = self._executor or LocalExecutor(
+                Worker(self.config, self.run_dir, self.suite)
+            )
             await self._drain(jobs, executor, store)
             return self.finalize(store)
         finally:

@@ -56,21 +56,32 @@ class Recorder:
             fixed.append(call)
         return fixed
 
-    async def execute(self, calls: list[ToolCall], threshold: int) -> tuple[list[ToolCall], list[ToolResult], float]:
+    async def execute(
+        self, calls: list[ToolCall], threshold: int
+    ) -> tuple[list[ToolCall], list[ToolResult], float]:
         """Run calls in order; note a loop when the same call meets the same state too often."""
         calls = self._unique_ids(calls, len(self.steps))
         results: list[ToolResult] = []
         started = time.perf_counter()
         for call in calls:
             args = json.dumps(call.arguments, sort_keys=True, default=str)
-            key = (call.name, args if call.raw_arguments is None else call.raw_arguments, self._digest)
+            key = (
+                call.name,
+                args if call.raw_arguments is None else call.raw_arguments,
+                self._digest,
+            )
             self._seen[key] = self._seen.get(key, 0) + 1
             if self._seen[key] >= threshold and self.loop_detected is None:
-                self.loop_detected = f"{call.name}({args[:80]}) repeated {self._seen[key]} times on the same state"
+                self.loop_detected = (
+                    f"{call.name}({args[:80]}) repeated {self._seen[key]} times on the same state"
+                )
             results.append(await self.gateway.call(call))
             if self.gateway.kind(call.name) == "write":
                 self._digest = self.world.digest()
-        if any(self.gateway.kind(c.name) == "write" for c in calls) or self.world.workspace is not None:
+        if (
+            any(self.gateway.kind(c.name) == "write" for c in calls)
+            or self.world.workspace is not None
+        ):
             self._digest = self.world.digest()
         return calls, results, time.perf_counter() - started
 
@@ -134,12 +145,17 @@ class DrivenSession:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run a tool through the gateway and record the call as one step."""
         agent_s = time.perf_counter() - self._last
-        call = ToolCall(id=f"call_{len(self.recorder.steps)}_0", name=name, arguments=dict(arguments))
+        call = ToolCall(
+            id=f"call_{len(self.recorder.steps)}_0", name=name, arguments=dict(arguments)
+        )
         if len(self.recorder.steps) >= self.max_steps or self.recorder.loop_detected:
             self.step_limit_hit = self.step_limit_hit or len(self.recorder.steps) >= self.max_steps
             return ToolResult(
-                call_id=call.id, name=name, content="error: the episode's step limit is reached; stop",
-                is_error=True, error_kind="policy_violation",
+                call_id=call.id,
+                name=name,
+                content="error: the episode's step limit is reached; stop",
+                is_error=True,
+                error_kind="policy_violation",
             )
         calls, results, tool_s = await self.recorder.execute([call], self.loop_threshold)
         self.recorder.record(

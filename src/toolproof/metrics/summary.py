@@ -26,12 +26,21 @@ def summarize(records: Sequence[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     for record in sorted(records, key=lambda r: (r.task.id, r.epoch)):
         entry = tasks.setdefault(
             record.task.id,
-            {"category": record.task.category, "type": record.task.type,
-             "difficulty": record.task.difficulty, "epochs": []},
+            {
+                "category": record.task.category,
+                "type": record.task.type,
+                "difficulty": record.task.difficulty,
+                "epochs": [],
+            },
         )
         entry["epochs"].append(
-            {"epoch": record.epoch, "passed": record.score.passed, "level": record.score.level.value,
-             "termination": record.score.termination.value, "fraction": round(record.score.fraction, 6)}
+            {
+                "epoch": record.epoch,
+                "passed": record.score.passed,
+                "level": record.score.level.value,
+                "termination": record.score.termination.value,
+                "fraction": round(record.score.fraction, 6),
+            }
         )
     usage_in = sum(r.trajectory.usage().input_tokens for r in records)
     usage_out = sum(r.trajectory.usage().output_tokens for r in records)

@@ -42,7 +42,8 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
         return
     suite = summary.get("suite", {})
     console.print(
-        f"[bold]{suite.get('name')}[/] v{suite.get('version')}  agent [bold]{summary.get('agent')}[/]"
+        f"[bold]{suite.get('name')}[/] v{suite.get('version')}  "
+        f"agent [bold]{summary.get('agent')}[/]"
         f"  track {summary.get('track')}  seed {suite.get('seed')}"
     )
     console.print(f"[bold]{headline(summary)}[/]")
@@ -65,7 +66,11 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
             f"[{_LEVEL_STYLE.get(e['level'], 'white')}]{e['level']}[/]" for e in epochs
         )
         table.add_row(
-            task_id, entry["type"], entry["category"], str(entry["difficulty"]),
-            f"[{style}]{passed}/{len(epochs)}[/]", levels_text,
+            task_id,
+            entry["type"],
+            entry["category"],
+            str(entry["difficulty"]),
+            f"[{style}]{passed}/{len(epochs)}[/]",
+            levels_text,
         )
     console.print(table)

@@ -9,4 +9,12 @@ Map::
 from .record import EpisodeRecord, TaskFacts
 from .store import DB_NAME, SUMMARY, TRAJECTORIES, RunReader, RunStore
 
-__all__ = ["DB_NAME", "SUMMARY", "TRAJECTORIES", "EpisodeRecord", "RunReader", "RunStore", "TaskFacts"]
+__all__ = [
+    "DB_NAME",
+    "SUMMARY",
+    "TRAJECTORIES",
+    "EpisodeRecord",
+    "RunReader",
+    "RunStore",
+    "TaskFacts",
+]

@@ -86,13 +86,19 @@ class RunReader:
         return None if row is None else EpisodeRecord.model_validate_json(row[0])
 
     def rows(
-        self, *, where: str = "", params: tuple[Any, ...] = (), order: str = "task_id, epoch",
-        limit: int | None = None, offset: int = 0,
+        self,
+        *,
+        where: str = "",
+        params: tuple[Any, ...] = (),
+        order: str = "task_id, epoch",
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[dict[str, Any]]:
         """Episode rows without the full record (for tables and paging)."""
         columns = (
             "key, task_id, epoch, passed, level, termination, fraction, n_steps, n_tool_calls, "
-            "duration_s, input_tokens, output_tokens, cost_usd, category, type, difficulty, failure_mode"
+            "duration_s, input_tokens, output_tokens, cost_usd, category, type, difficulty, "
+            "failure_mode"
         )
         sql = f"SELECT {columns} FROM episodes"
         if where:
@@ -160,11 +166,25 @@ class RunStore:
             self._db.execute(
                 "INSERT OR REPLACE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    record.key, self._seq, record.task.id, record.epoch, int(score.passed),
-                    score.level.value, score.termination.value, score.fraction, len(traj.steps),
-                    score.tool_calls, traj.duration_s, usage.input_tokens, usage.output_tokens,
-                    usage.cost_usd, record.task.category, record.task.type, record.task.difficulty,
-                    score.failure_mode, text,
+                    record.key,
+                    self._seq,
+                    record.task.id,
+                    record.epoch,
+                    int(score.passed),
+                    score.level.value,
+                    score.termination.value,
+                    score.fraction,
+                    len(traj.steps),
+                    score.tool_calls,
+                    traj.duration_s,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cost_usd,
+                    record.task.category,
+                    record.task.type,
+                    record.task.difficulty,
+                    score.failure_mode,
+                    text,
                 ),
             )
             self._db.executemany(
@@ -175,7 +195,7 @@ class RunStore:
         self._jsonl.flush()
 
     def finalize(self, summary: dict[str, Any]) -> None:
-        """Rewrite trajectories.jsonl in task order (same seed, same file) and write summary.json."""
+        """Rewrite trajectories.jsonl in task order (same seed: same file); write summary.json."""
         self._jsonl.close()
         tmp = self.run_dir / (TRAJECTORIES + ".tmp")
         with tmp.open("w", encoding="utf-8") as fh:

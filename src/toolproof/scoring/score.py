@@ -20,7 +20,9 @@ def score_episode(ctx: ScoringContext) -> Score:
         name = spec.name or f"{spec.kind}_{index}"
         if evaluator is None:
             results.append(
-                CheckResult(name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator")
+                CheckResult(
+                    name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"
+                )
             )
             continue
         try:

@@ -103,11 +103,11 @@ def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
             return _UNARY[type(op)](_eval(operand, names))
         case ast.Compare(left=left, ops=ops, comparators=comparators):
             current = _eval(left, names)
-            for op, comparator in zip(ops, comparators, strict=True):
-                if type(op) not in _COMPARE:
-                    raise ExpressionError(f"comparison {type(op).__name__} is not allowed")
+            for cmp, comparator in zip(ops, comparators, strict=True):
+                if type(cmp) not in _COMPARE:
+                    raise ExpressionError(f"comparison {type(cmp).__name__} is not allowed")
                 right_value = _eval(comparator, names)
-                if not _COMPARE[type(op)](current, right_value):
+                if not _COMPARE[type(cmp)](current, right_value):
                     return False
                 current = right_value
             return True

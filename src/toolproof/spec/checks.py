@@ -145,7 +145,7 @@ class EvidenceCheck(_Check):
     )
     forbid: list[str] = Field(
         default_factory=list,
-        description="Strings (e.g. invented names, leaked secrets) whose presence zeroes the score.",
+        description="Strings (invented names, leaked secrets) whose presence zeroes the score.",
     )
     where: Literal["answer", "transcript", "tool_args"] = Field(
         "answer",

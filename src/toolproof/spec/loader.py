@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from . import arith
 from ._yamlsrc import Loc, SourceMap, load_document
 from .errors import Problem, SpecError
-from . import arith
 from .render import draw_params, instance_seed, render_template
 from .suite import Suite, SuiteConfig
 from .task import ParamSpec, Task
@@ -74,16 +74,15 @@ def _data_loc(loc: tuple[str | int, ...], data: Any) -> Loc:
     kept: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            node = node[part] if isinstance(node, dict) else node[int(part)]
             kept.append(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-            kept.append(part)
-        elif isinstance(node, dict) and isinstance(part, str) and part not in node:
-            # A missing field: keep it so the message names it; stop descending.
-            if not any(ch in part for ch in "[]-") and part not in _UNION_TAGS:
-                kept.append(part)
+        elif isinstance(node, dict) and isinstance(part, str):
+            if any(ch in part for ch in "[]-") or part in _UNION_TAGS:
+                continue  # a union member's tag, not a field of the document
+            kept.append(part)  # a missing field: name it, stop descending
             break
     return tuple(kept)
 
@@ -98,11 +97,13 @@ def _field_text(loc: Loc) -> str:
     return text
 
 
-def _problems(exc: ValidationError, data: Any, source: SourceMap) -> list[Problem]:
+def _problems(
+    exc: ValidationError, data: Any, source: SourceMap, prefix: Loc = ()
+) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[tuple[Loc, str]] = set()
     for error in exc.errors():
-        loc = _data_loc(tuple(error["loc"]), data)
+        loc = _data_loc((*prefix, *error["loc"]), data)
         kind = error["type"]
         if kind == "missing":
             message = "is required but missing; add it"
@@ -150,10 +151,7 @@ def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
     try:
         specs = _PARAMS.validate_python(data.get("params") or {})
     except ValidationError as exc:
-        problems = _problems(exc, data.get("params"), source)
-        raise SpecError(
-            [Problem(p.file, p.line or source.line_of(("params",)), f"params.{p.field}", p.message) for p in problems]
-        ) from None
+        raise SpecError(_problems(exc, data, source, prefix=("params",))) from None
     task_id = str(data.get("id", path.stem))
     problems: list[Problem] = []
     task: Task | None = None
@@ -163,7 +161,9 @@ def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
             params = draw_params(specs, random.Random(seed))
             rendered = render_template(data, params)
         except arith.ExpressionError as exc:
-            problems.append(Problem(path, source.line_of(("params",)), "params", f"{exc} (epoch {epoch})"))
+            problems.append(
+                Problem(path, source.line_of(("params",)), "params", f"{exc} (epoch {epoch})")
+            )
             break
         try:
             candidate = Task.model_validate(rendered)
@@ -193,7 +193,12 @@ def _semantic_problems(task: Task, path: Path, source: SourceMap) -> list[Proble
     problems: list[Problem] = []
     if path.stem != task.id:
         problems.append(
-            Problem(path, source.line_of(("id",)), "id", f"{task.id!r} must match the file name {path.stem!r}")
+            Problem(
+                path,
+                source.line_of(("id",)),
+                "id",
+                f"{task.id!r} must match the file name {path.stem!r}",
+            )
         )
     allowed = {t if isinstance(t, str) else t.name for t in task.tools}
     has_toolkit = any(isinstance(t, str) and t.endswith(".*") for t in task.tools)
@@ -212,11 +217,18 @@ def _semantic_problems(task: Task, path: Path, source: SourceMap) -> list[Proble
     for fault in task.faults:
         if fault.tool not in allowed and not has_toolkit:
             problems.append(
-                Problem(path, source.line_of(("faults",)), "faults", f"{fault.tool!r} is not in this task's tools")
+                Problem(
+                    path,
+                    source.line_of(("faults",)),
+                    "faults",
+                    f"{fault.tool!r} is not in this task's tools",
+                )
             )
     names = [c.name for c in task.success if c.name]
     for dup in sorted({n for n in names if names.count(n) > 1}):
-        problems.append(Problem(path, source.line_of(("success",)), "success", f"two checks named {dup!r}"))
+        problems.append(
+            Problem(path, source.line_of(("success",)), "success", f"two checks named {dup!r}")
+        )
     return problems
 
 

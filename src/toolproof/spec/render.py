@@ -154,5 +154,7 @@ def _keep_calls(calls: list[Any], params: dict[str, Any]) -> list[Any]:
             continue
         when = item.get("when") if isinstance(item, dict) else None
         if when is None or arith.evaluate(str(when), params):
-            kept.append({k: v for k, v in item.items() if k != "when"} if isinstance(item, dict) else item)
+            kept.append(
+                {k: v for k, v in item.items() if k != "when"} if isinstance(item, dict) else item
+            )
     return kept

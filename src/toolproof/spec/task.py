@@ -132,6 +132,7 @@ class ParamSpec(BaseModel):
         ]
         if self.value is not None:
             given.append("value")
+        given = [name.removesuffix("_range") for name in given]
         if len(given) != 1:
             raise ValueError(
                 "give exactly one of int, float, choice, sample, shuffle, expr, value"
@@ -155,8 +156,8 @@ class Fault(BaseModel):
         default_factory=lambda: [1],
         description="Which matching calls fail, counted from 1 (default: the first).",
     )
-    error: Literal["timeout", "server_error", "rate_limit", "malformed", "stale", "custom"] = (
-        Field("server_error", description="How the call fails.")
+    error: Literal["timeout", "server_error", "rate_limit", "malformed", "stale", "custom"] = Field(
+        "server_error", description="How the call fails."
     )
     message: str | None = Field(None, description="Error text shown to the agent (custom).")
     result: Any = Field(None, description="The bogus result returned for malformed or stale.")

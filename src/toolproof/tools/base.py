@@ -17,7 +17,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_type_hints
+from typing import Any, Protocol, TypeVar, get_type_hints, overload
 
 from jsonschema import Draft202012Validator
 from pydantic import ConfigDict, Field, create_model
@@ -136,7 +136,7 @@ def schema_from_function(fn: Callable[..., Any], *, name: str, kind: ToolKind) -
             hints[param.name],
             Field(default, description=arg_docs.get(param.name)),
         )
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields
     )
     schema = _tidy(model.model_json_schema())
@@ -159,14 +159,32 @@ def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def tool(fn: F) -> F: ...
+
+
+@overload
 def tool(
-    fn: Callable[..., Any] | None = None,
+    fn: None = None,
     *,
     kind: ToolKind = ToolKind.READ,
     name: str | None = None,
     toolkit: str | None = None,
     blocking: bool = False,
-) -> Any:
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    fn: F | None = None,
+    *,
+    kind: ToolKind = ToolKind.READ,
+    name: str | None = None,
+    toolkit: str | None = None,
+    blocking: bool = False,
+) -> F | Callable[[F], F]:
     """Register a typed function as a tool.
 
     Args:
@@ -180,7 +198,7 @@ def tool(
         ValueError: a tool of that name is already registered.
     """
 
-    def register(func: Callable[..., Any]) -> Callable[..., Any]:
+    def register(func: F) -> F:
         tool_name = name or func.__name__
         if tool_name in _REGISTRY:
             raise ValueError(

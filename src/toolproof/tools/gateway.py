@@ -114,7 +114,9 @@ class ToolGateway:
             details = "; ".join(
                 f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
             )
-            return self._error(call, "invalid_arguments", f"error: invalid arguments: {details}", started)
+            return self._error(
+                call, "invalid_arguments", f"error: invalid arguments: {details}", started
+            )
         for policy in self._policies:
             refusal = policy(call)
             if refusal is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolproof.spec import SpecError, Problem, Task
+from toolproof.spec import Problem, SpecError, Task
 
 from .base import ToolImpl, registry
 from .inline import InlineToolImpl
@@ -35,7 +35,12 @@ def resolve_tools(task: Task) -> list[ToolImpl]:
             kit = entry[:-2]
             if kit not in kits:
                 problems.append(
-                    Problem(None, None, f"task {task.id}: tools", f"no toolkit {kit!r}; toolkits: {', '.join(kits)}")
+                    Problem(
+                        None,
+                        None,
+                        f"task {task.id}: tools",
+                        f"no toolkit {kit!r}; toolkits: {', '.join(kits)}",
+                    )
                 )
                 continue
             tools.extend(registry()[name] for name in kits[kit])

@@ -118,9 +118,7 @@ class StateDiff(BaseModel):
 
     def changed_paths(self) -> list[str]:
         """Every changed record path and file, sorted."""
-        return sorted(
-            [*self.records, *self.files_added, *self.files_removed, *self.files_modified]
-        )
+        return sorted([*self.records, *self.files_added, *self.files_removed, *self.files_modified])
 
 
 class Step(BaseModel):
@@ -153,7 +151,9 @@ class Trajectory(BaseModel):
     epoch: int
     seed: int
     agent: str
-    prompt: list[Message] = Field(description="The system and user messages the episode began with.")
+    prompt: list[Message] = Field(
+        description="The system and user messages the episode began with."
+    )
     steps: list[Step] = Field(default_factory=list)
     final_answer: str | None = None
     termination: Termination

@@ -15,8 +15,8 @@ __all__ = [
     "VIRTUAL_ROOT",
     "BlobStore",
     "PathEscapeError",
+    "Workspace",
     "World",
     "WorldSnapshot",
-    "Workspace",
     "records",
 ]

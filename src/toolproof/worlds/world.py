@@ -27,7 +27,7 @@ class WorldSnapshot(BaseModel):
     records: dict[str, Any] = Field(default_factory=dict)
     files: dict[str, list[Any]] = Field(
         default_factory=dict,
-        description="Relative path to [sha256, mode] for files or [null, 0, link target] for links.",
+        description="Relative path to [sha256, mode] (files) or [null, 0, target] (links).",
     )
     has_workspace: bool = False
 

@@ -22,7 +22,14 @@ def import_target(target: str, what: str) -> Any:
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise SpecError(
-            [Problem(None, None, what, f"{target!r} must look like 'module:attr', e.g. 'my_agent:agent'")]
+            [
+                Problem(
+                    None,
+                    None,
+                    what,
+                    f"{target!r} must look like 'module:attr', e.g. 'my_agent:agent'",
+                )
+            ]
         )
     cwd = str(Path.cwd())
     if cwd not in sys.path:
@@ -31,7 +38,14 @@ def import_target(target: str, what: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise SpecError(
-            [Problem(None, None, what, f"cannot import module {module_name!r}: {exc}; check PYTHONPATH")]
+            [
+                Problem(
+                    None,
+                    None,
+                    what,
+                    f"cannot import module {module_name!r}: {exc}; check PYTHONPATH",
+                )
+            ]
         ) from exc
     obj = module
     for part in attr.split("."):
@@ -48,7 +62,9 @@ def build(spec: AgentSpec) -> AgentFactory:
     """Accepts an agent instance (shared by all episodes: keep it stateless), an agent
     class taking no arguments or an EpisodeContext, or a factory ``(EpisodeContext) -> agent``."""
     if spec.target is None:
-        raise SpecError([Problem(None, None, "agent", "python agents need a target: python:module:attr")])
+        raise SpecError(
+            [Problem(None, None, "agent", "python agents need a target: python:module:attr")]
+        )
     obj = import_target(spec.target, "agent")
     if isinstance(obj, Agent | DrivenAgent) and not inspect.isclass(obj):
         return lambda ctx: obj
@@ -63,10 +79,19 @@ def build(spec: AgentSpec) -> AgentFactory:
         def factory(ctx: EpisodeContext) -> Agent | DrivenAgent:
             made = obj(ctx) if takes_ctx else obj()
             if not isinstance(made, Agent | DrivenAgent):
-                raise TypeError(f"{spec.target} returned {type(made).__name__}, which has no act() or run()")
+                raise TypeError(
+                    f"{spec.target} returned {type(made).__name__}, which has no act() or run()"
+                )
             return made
 
         return factory
     raise SpecError(
-        [Problem(None, None, "agent", f"{spec.target} is neither an agent (with act/run) nor a factory")]
+        [
+            Problem(
+                None,
+                None,
+                "agent",
+                f"{spec.target} is neither an agent (with act/run) nor a factory",
+            )
+        ]
     )

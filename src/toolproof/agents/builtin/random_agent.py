@@ -28,7 +28,9 @@ def random_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
     if kind == "integer":
         return rng.randint(int(schema.get("minimum", -5)), int(schema.get("maximum", 50)))
     if kind == "number":
-        return round(rng.uniform(float(schema.get("minimum", -5)), float(schema.get("maximum", 50))), 2)
+        return round(
+            rng.uniform(float(schema.get("minimum", -5)), float(schema.get("maximum", 50))), 2
+        )
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":
@@ -36,7 +38,9 @@ def random_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
     if kind == "array":
         if depth > 2:
             return []
-        return [random_value(schema.get("items", {}), rng, depth + 1) for _ in range(rng.randint(0, 2))]
+        return [
+            random_value(schema.get("items", {}), rng, depth + 1) for _ in range(rng.randint(0, 2))
+        ]
     if kind == "object":
         return random_arguments(schema, rng, depth + 1)
     if rng.random() < 0.6:
@@ -67,7 +71,9 @@ class RandomAgent:
     async def act(self, observation: Observation) -> AgentTurn:
         """A random turn."""
         if observation.step >= self._turns or not self._tools:
-            answer = self._rng.choice([str(self._rng.randint(0, 100)), self._rng.choice(_WORDS), "done"])
+            answer = self._rng.choice(
+                [str(self._rng.randint(0, 100)), self._rng.choice(_WORDS), "done"]
+            )
             return AgentTurn(content=answer)
         calls = []
         for n in range(self._rng.randint(1, 2)):

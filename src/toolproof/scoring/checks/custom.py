@@ -66,4 +66,6 @@ def evaluate(spec: CustomCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
     if isinstance(outcome, int | float):
         value = max(0.0, min(1.0, float(outcome)))
         return result(spec, index, value >= 1.0, f"{spec.function} scored {value:g}", score=value)
-    return result(spec, index, False, f"{spec.function} returned {type(outcome).__name__}, not a score")
+    return result(
+        spec, index, False, f"{spec.function} returned {type(outcome).__name__}, not a score"
+    )

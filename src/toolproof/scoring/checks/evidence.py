@@ -27,9 +27,15 @@ def evaluate(spec: EvidenceCheck, ctx: ScoringContext, index: int = 0) -> CheckR
     hits = [e for e in spec.require if norm(e, spec.case_sensitive) in text]
     forbidden = [f for f in spec.forbid if norm(f, spec.case_sensitive) in text]
     need = len(spec.require) if spec.min_hits is None else spec.min_hits
-    data = {"hits": hits, "missing": [e for e in spec.require if e not in hits], "forbidden": forbidden}
+    data = {
+        "hits": hits,
+        "missing": [e for e in spec.require if e not in hits],
+        "forbidden": forbidden,
+    }
     if forbidden:
-        return result(spec, index, False, f"forbidden output: {forbidden!r}", veto=True, score=0.0, data=data)
+        return result(
+            spec, index, False, f"forbidden output: {forbidden!r}", veto=True, score=0.0, data=data
+        )
     share = len(hits) / len(spec.require) if spec.require else 1.0
     passed = len(hits) >= need
     detail = f"{len(hits)}/{len(spec.require)} key evidence found"

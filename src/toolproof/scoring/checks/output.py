@@ -19,7 +19,9 @@ def evaluate(spec: OutputCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
     if spec.equals is not None and text != norm(spec.equals.strip(), spec.case_sensitive):
         failures.append(f"answer is not {spec.equals!r}")
     failures.extend(
-        f"answer lacks {item!r}" for item in spec.contains if norm(item, spec.case_sensitive) not in text
+        f"answer lacks {item!r}"
+        for item in spec.contains
+        if norm(item, spec.case_sensitive) not in text
     )
     failures.extend(
         f"answer contains {item!r}"

@@ -88,5 +88,12 @@ def evaluate(spec: StateCheck, ctx: ScoringContext, index: int = 0) -> CheckResu
         share = min(share, 0.5)
     problems = failures + collateral
     if problems:
-        return result(spec, index, False, "; ".join(problems), score=max(share, 0.0), data={"collateral": collateral})
+        return result(
+            spec,
+            index,
+            False,
+            "; ".join(problems),
+            score=max(share, 0.0),
+            data={"collateral": collateral},
+        )
     return result(spec, index, True, f"all {total} expectations met")

@@ -90,7 +90,9 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
         raise ToolError(f"{path} is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(content, encoding="utf-8")
-    return f"wrote {len(content)} characters to {ws.virtual(target.relative_to(ws.root).as_posix())}"
+    return (
+        f"wrote {len(content)} characters to {ws.virtual(target.relative_to(ws.root).as_posix())}"
+    )
 
 
 @tool(kind=ToolKind.WRITE)

@@ -57,7 +57,9 @@ def list_products(ctx: ToolContext, category: str | None = None) -> list[dict[st
     out = []
     for pid, item in sorted(_products(ctx).items()):
         if category is None or str(item.get("category", "")).lower() == category.lower():
-            out.append({"product_id": pid, "name": item.get("name"), "category": item.get("category")})
+            out.append(
+                {"product_id": pid, "name": item.get("name"), "category": item.get("category")}
+            )
     return out
 
 

@@ -36,7 +36,9 @@ def find_customer(ctx: ToolContext, name: str) -> list[dict[str, Any]]:
 
 
 @tool(kind=ToolKind.READ)
-def list_orders(ctx: ToolContext, customer_id: str, status: str | None = None) -> list[dict[str, Any]]:
+def list_orders(
+    ctx: ToolContext, customer_id: str, status: str | None = None
+) -> list[dict[str, Any]]:
     """List a customer's orders, optionally only those with a given status.
 
     Args:
@@ -48,7 +50,8 @@ def list_orders(ctx: ToolContext, customer_id: str, status: str | None = None) -
     return [
         {"order_id": oid, **item}
         for oid, item in sorted(_table(ctx, "orders").items())
-        if item.get("customer_id") == customer_id and (status is None or item.get("status") == status)
+        if item.get("customer_id") == customer_id
+        and (status is None or item.get("status") == status)
     ]
 
 
@@ -66,7 +69,9 @@ def get_order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
 
 
 @tool(kind=ToolKind.WRITE)
-def create_order(ctx: ToolContext, customer_id: str, product_id: str, quantity: int) -> dict[str, Any]:
+def create_order(
+    ctx: ToolContext, customer_id: str, product_id: str, quantity: int
+) -> dict[str, Any]:
     """Place an order; the units are taken from stock at once.
 
     Args:
@@ -108,7 +113,9 @@ def cancel_order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
         raise ToolError(f"no order with id {order_id!r}")
     order = orders[order_id]
     if order.get("status") != "pending":
-        raise ToolError(f"order {order_id} is {order.get('status')}; only pending orders can be cancelled")
+        raise ToolError(
+            f"order {order_id} is {order.get('status')}; only pending orders can be cancelled"
+        )
     order["status"] = "cancelled"
     product = _table(ctx, "products").get(order.get("product_id"))
     if isinstance(product, dict):
