@@ -17,6 +17,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("toolproof.cli._validate:validate", "Validate suites and task files."),
     "show": ("toolproof.cli._show:show", "Show the summary of a run."),
     "schema": ("toolproof.cli._schema:schema", "Print the JSON Schema of the task format."),
+    "replay": ("toolproof.cli._replay:replay", "Continue a recorded episode from step N."),
+    "snapshot": ("toolproof.cli._replay:snapshot", "Write a recorded episode's state at step N."),
 }
 
 

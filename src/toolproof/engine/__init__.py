@@ -7,11 +7,13 @@ Map::
 """
 
 from .config import RunConfig
-from .episode import EpisodeOptions, run_episode
+from .episode import Continuation, EpisodeOptions, run_episode
 from .executor import EpisodeJob, Executor, LocalExecutor, Worker
+from .replay import StepState, export_step, load_step, replay_step
 from .runner import ResumeError, Runner, environment, plan
 
 __all__ = [
+    "Continuation",
     "EpisodeJob",
     "EpisodeOptions",
     "Executor",
@@ -19,8 +21,12 @@ __all__ = [
     "ResumeError",
     "RunConfig",
     "Runner",
+    "StepState",
     "Worker",
     "environment",
+    "export_step",
+    "load_step",
     "plan",
+    "replay_step",
     "run_episode",
 ]

@@ -33,10 +33,19 @@ from toolproof.agents import (
 from toolproof.scoring import Score, ScoringContext, score_episode
 from toolproof.spec import TaskInstance
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
-from toolproof.trajectory import Message, Termination, Trajectory
+from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 from .session import DrivenSession, Recorder
+
+
+@dataclass
+class Continuation:
+    """Where a replayed episode picks up: the steps already taken and the original start."""
+
+    history: list[Step]
+    initial: WorldSnapshot
+    parent: str
 
 
 @dataclass
@@ -73,6 +82,7 @@ async def run_episode(
     options: EpisodeOptions,
     *,
     world: World | None = None,
+    continuation: Continuation | None = None,
 ) -> tuple[Trajectory, Score]:
     """Run one episode to its end and score it.
 
@@ -81,6 +91,8 @@ async def run_episode(
         factory: Makes this episode's agent.
         options: Run-wide settings.
         world: A prepared world (e.g. restored for a replay); built fresh when None.
+        continuation: Continue an earlier episode after its first steps (time travel);
+            ``world`` must hold the state those steps left.
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
@@ -110,6 +122,12 @@ async def run_episode(
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
         initial = recorder.start()
+        if continuation is not None:
+            initial = continuation.initial
+            recorder.steps.extend(continuation.history)
+            for step in continuation.history:
+                for call in step.message.tool_calls:
+                    gateway.note_past_call(call)
         agent = factory(EpisodeContext(instance=instance, tools=gateway.schemas))
         try:
             if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
@@ -140,6 +158,7 @@ async def run_episode(
         error=error,
         started_at=started_at,
         duration_s=time.perf_counter() - t0,
+        parent=continuation.parent if continuation is not None else None,
     )
     try:
         if initial is None:
@@ -166,7 +185,14 @@ async def _loop(
 ) -> tuple[Termination, str | None, str | None]:
     limits = instance.limits
     messages = list(prompt)
-    for step in range(limits.max_steps):
+    for past in recorder.steps:
+        messages.append(past.message)
+        messages.extend(
+            Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)
+            for r in past.results
+        )
+        messages.extend(past.observations)
+    for step in range(len(recorder.steps), limits.max_steps):
         remaining = limits.total_timeout_s - (time.perf_counter() - t0)
         if remaining <= 0:
             return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"

@@ -23,11 +23,12 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = str(self.file) if self.file is not None else "<input>"
-        if self.line is not None:
-            where += f":{self.line}"
-        field = f" {self.field}:" if self.field else ""
-        return f"{where}:{field} {self.message}"
+        parts = []
+        if self.file is not None:
+            parts.append(f"{self.file}:{self.line}" if self.line is not None else str(self.file))
+        if self.field:
+            parts.append(self.field)
+        return ": ".join([*parts, self.message])
 
 
 class ToolproofError(Exception):

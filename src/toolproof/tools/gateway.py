@@ -77,6 +77,11 @@ class ToolGateway:
             duration_s=time.perf_counter() - started,
         )
 
+    def note_past_call(self, call: ToolCall) -> None:
+        """Count a call made before this gateway existed (a replay), so faults stay in step."""
+        if call.name in self._tools:
+            self._fault_for(call)
+
     def _fault_for(self, call: ToolCall) -> Fault | None:
         chosen: Fault | None = None
         for index, fault in enumerate(self._faults):
