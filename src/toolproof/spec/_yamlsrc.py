@@ -11,6 +11,8 @@ import yaml
 from .errors import Problem, SpecError
 
 Loc = tuple[str | int, ...]
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader when PyYAML was built with it (several times faster), else pure Python."""
 
 
 class SourceMap:
@@ -58,10 +60,16 @@ def load_document(path: Path) -> tuple[Any, SourceMap]:
         if path.suffix == ".json":
             data = json.loads(text)
         else:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            if node is not None:
-                _walk(node, (), lines)
-            data = yaml.safe_load(text)
+            loader = _Loader(text)
+            try:
+                node = loader.get_single_node()
+                if node is not None:
+                    _walk(node, (), lines)
+                    data = loader.construct_document(node)
+                else:
+                    data = None
+            finally:
+                loader.dispose()
     except json.JSONDecodeError as exc:
         raise SpecError([Problem(path, exc.lineno, "", f"invalid JSON: {exc.msg}")]) from exc
     except yaml.YAMLError as exc:

@@ -9,13 +9,22 @@ from .inline import InlineToolImpl
 from .toolkits import load_builtin
 
 
+_kits_cache: tuple[int, dict[str, list[str]]] | None = None
+
+
 def toolkits() -> dict[str, list[str]]:
-    """Toolkit name to its tool names."""
+    """Toolkit name to its tool names (cached until another tool is registered)."""
+    global _kits_cache
     load_builtin()
+    tools = registry()
+    if _kits_cache is not None and _kits_cache[0] == len(tools):
+        return _kits_cache[1]
     kits: dict[str, list[str]] = {}
-    for tool in registry().values():
+    for tool in tools.values():
         kits.setdefault(tool.toolkit, []).append(tool.name)
-    return {k: sorted(v) for k, v in sorted(kits.items())}
+    result = {k: sorted(v) for k, v in sorted(kits.items())}
+    _kits_cache = (len(tools), result)
+    return result
 
 
 def resolve_tools(task: Task) -> list[ToolImpl]:
