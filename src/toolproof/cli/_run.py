@@ -67,6 +67,14 @@ from ._common import default_run_dir, load_plugins, parse_agent_args
     help="Retries of episodes that end in infra_error.",
 )
 @click.option("--no-snapshots", is_flag=True, help="Do not store per-step world snapshots.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where episodes run: this process, or a Ray cluster.",
+)
+@click.option("--ray-address", help="Ray cluster address (default: start a local Ray instance).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
 @click.pass_context
 def run(
@@ -83,6 +91,8 @@ def run(
     system_prompt: Path | None,
     retries: int,
     no_snapshots: bool,
+    executor: str,
+    ray_address: str | None,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -162,7 +172,14 @@ def run(
     )
     counter = {"passed": 0}
 
-    runner = Runner(config, run_dir, parallel=parallel)
+    executor_options = {"address": ray_address} if ray_address else {}
+    runner = Runner(
+        config,
+        run_dir,
+        parallel=parallel,
+        executor_name=executor,
+        executor_options=executor_options,
+    )
     from toolproof.engine import plan
     from toolproof.results import RunStore
 

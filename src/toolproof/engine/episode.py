@@ -214,14 +214,19 @@ async def _loop(
                 None,
                 f"act() returned {type(turn).__name__}, not AgentTurn",
             )
+        notes = {"retries": turn.retries} if turn.retries else None
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
-            recorder.record(message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage)
+            recorder.record(
+                message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage, annotations=notes
+            )
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
             return final, turn.content or "", None
         calls, results, tool_s = await recorder.execute(turn.tool_calls, limits.loop_threshold)
         message = Message(role="assistant", content=turn.content, tool_calls=calls)
-        recorder.record(message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage)
+        recorder.record(
+            message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage, annotations=notes
+        )
         messages.append(message)
         messages.extend(
             Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)

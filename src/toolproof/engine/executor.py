@@ -6,15 +6,17 @@ worker that runs it holds the loaded suite and agent factory, made once.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from toolproof.agents import AgentFactory, build_agent, parse_agent_spec
 from toolproof.results import EpisodeRecord, TaskFacts
-from toolproof.scoring import reference_calls
-from toolproof.spec import Suite, TaskInstance, load_suite, render
-from toolproof.trajectory import Termination
+from toolproof.scoring import Level, Score, reference_calls
+from toolproof.spec import Problem, SpecError, Suite, TaskInstance, load_suite, render
+from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import BlobStore
 
 from .config import RunConfig
@@ -83,6 +85,20 @@ class Worker:
             ):
                 break
             errors.append(trajectory.error or "infra_error")
+        return EpisodeRecord(
+            key=job.key,
+            task=self.facts(instance),
+            epoch=job.epoch,
+            seed=instance.seed,
+            agent=self.config.agent,
+            attempts=len(errors) + 1,
+            infra_errors=errors,
+            score=score,
+            trajectory=trajectory,
+        )
+
+    def facts(self, instance: TaskInstance) -> TaskFacts:
+        """What metrics need to know about the task of an episode."""
         task = instance.task
         ref_tools = sorted(
             {
@@ -91,7 +107,7 @@ class Worker:
                 for c in (item if isinstance(item, list) else [item])
             }
         )
-        facts = TaskFacts(
+        return TaskFacts(
             id=task.id,
             type=task.type.value,
             category=task.category.value,
@@ -103,25 +119,89 @@ class Worker:
             reference_tools=ref_tools,
             judged=any(str(c.kind) == "judge" for c in task.success),
         )
-        return EpisodeRecord(
-            key=job.key,
-            task=facts,
+
+    def infra_failure(self, job: EpisodeJob, errors: list[str]) -> EpisodeRecord:
+        """The record of an episode that could not be run at all (e.g. its worker died)."""
+        instance = self.instance(job)
+        trajectory = Trajectory(
+            episode_id=job.key,
+            task_id=job.task_id,
             epoch=job.epoch,
             seed=instance.seed,
             agent=self.config.agent,
-            attempts=len(errors) + 1,
+            prompt=[],
+            termination=Termination.INFRA_ERROR,
+            error=errors[-1] if errors else "infra_error",
+        )
+        score = Score(
+            passed=False,
+            level=Level.FAIL,
+            fraction=0.0,
+            checks=[],
+            termination=Termination.INFRA_ERROR,
+            tool_calls=0,
+        )
+        return EpisodeRecord(
+            key=job.key,
+            task=self.facts(instance),
+            epoch=job.epoch,
+            seed=instance.seed,
+            agent=self.config.agent,
+            attempts=len(errors),
             infra_errors=errors,
             score=score,
             trajectory=trajectory,
         )
 
 
+ExecutorBuilder = Callable[[Worker, dict[str, Any]], Executor]
+"""Makes an executor for a run's worker and the ``--executor-arg`` options."""
+
+_EXECUTORS: dict[str, ExecutorBuilder] = {}
+_LAZY = {"ray": "toolproof.engine.ray_executor"}
+
+
+def executor(name: str) -> Callable[[ExecutorBuilder], ExecutorBuilder]:
+    """Register an executor kind by name.
+
+    Raises:
+        ValueError: the name is taken.
+    """
+
+    def register(builder: ExecutorBuilder) -> ExecutorBuilder:
+        if name in _EXECUTORS:
+            raise ValueError(f"executor {name!r} is already registered")
+        _EXECUTORS[name] = builder
+        return builder
+
+    return register
+
+
+def make_executor(name: str, worker: Worker, options: dict[str, Any] | None = None) -> Executor:
+    """Build a registered executor.
+
+    Raises:
+        SpecError: unknown name, listing the valid ones.
+    """
+    if name not in _EXECUTORS and name in _LAZY:
+        importlib.import_module(_LAZY[name])
+    if name not in _EXECUTORS:
+        known = ", ".join(sorted({*_EXECUTORS, *_LAZY}))
+        raise SpecError(
+            [Problem(None, None, "--executor", f"unknown executor {name!r}; use {known}")]
+        )
+    return _EXECUTORS[name](worker, dict(options or {}))
+
+
 class LocalExecutor:
     """Runs jobs in this process's event loop (episodes mostly wait on models)."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, options: dict[str, Any] | None = None) -> None:
         self.worker = worker
 
     async def submit(self, job: EpisodeJob) -> EpisodeRecord:
         """Run the job here."""
         return await self.worker.run(job)
+
+
+executor("local")(LocalExecutor)

@@ -20,7 +20,7 @@ from toolproof.results import EpisodeRecord, RunReader, RunStore
 from toolproof.spec import Problem, SpecError, Suite, load_suite
 
 from .config import RunConfig
-from .executor import EpisodeJob, Executor, LocalExecutor, Worker
+from .executor import EpisodeJob, Executor, Worker, make_executor
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -58,6 +58,8 @@ class Runner:
         *,
         parallel: int = 4,
         executor: Executor | None = None,
+        executor_name: str = "local",
+        executor_options: dict[str, Any] | None = None,
         on_episode: ProgressCallback | None = None,
         suite: Suite | None = None,
     ) -> None:
@@ -66,6 +68,8 @@ class Runner:
         self.parallel = max(1, parallel)
         self.suite = suite or load_suite(config.suite)
         self._executor = executor
+        self.executor_name = executor_name
+        self.executor_options = dict(executor_options or {})
         self.on_episode = on_episode
         if not config.select(self.suite):
             raise SpecError(
@@ -133,10 +137,20 @@ class Runner:
             store.set_meta(self._meta())
             done = store.keys()
             jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
-            executor = self._executor or LocalExecutor(
-                Worker(self.config, self.run_dir, self.suite)
-            )
-            await self._drain(jobs, executor, store)
+            executor = self._executor
+            owned = executor is None
+            if executor is None:
+                worker = Worker(self.config, self.run_dir, self.suite)
+                options = {"parallel": self.parallel, "run_dir": self.run_dir}
+                executor = make_executor(
+                    self.executor_name, worker, {**options, **self.executor_options}
+                )
+            try:
+                await self._drain(jobs, executor, store)
+            finally:
+                close = getattr(executor, "close", None)
+                if owned and callable(close):
+                    close()
             return self.finalize(store)
         finally:
             store.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from toolproof.spec import SolutionCall
 from toolproof.trajectory import ToolCall
 
@@ -9,9 +11,14 @@ from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observati
 
 
 class OracleAgent:
-    """Makes the reference calls turn by turn, then gives the reference answer."""
+    """Makes the reference calls turn by turn, then gives the reference answer.
 
-    def __init__(self, ctx: EpisodeContext) -> None:
+    ``delay_s`` simulates a model's thinking time per turn (for benchmarks and
+    tests of concurrency); it does not change what the oracle does.
+    """
+
+    def __init__(self, ctx: EpisodeContext, delay_s: float = 0.0) -> None:
+        self._delay_s = delay_s
         solution = ctx.instance.task.solution
         self._turns: list[list[SolutionCall]] = [
             item if isinstance(item, list) else [item] for item in solution.calls
@@ -21,6 +28,8 @@ class OracleAgent:
     async def act(self, observation: Observation) -> AgentTurn:
         """The next reference turn, or the answer when none is left."""
         index = observation.step
+        if self._delay_s > 0:
+            await asyncio.sleep(self._delay_s)
         if index < len(self._turns):
             calls = [
                 ToolCall(id=f"call_{index}_{n}", name=c.tool, arguments=dict(c.args))
@@ -32,5 +41,10 @@ class OracleAgent:
 
 @agent("oracle")
 def build(spec: AgentSpec) -> AgentFactory:
-    """Oracle takes no target or options."""
-    return OracleAgent
+    """``oracle`` (``--agent-arg delay_s=0.2`` adds think time per turn)."""
+    delay_s = float(spec.options.get("delay_s", 0.0))
+
+    def factory(ctx: EpisodeContext) -> OracleAgent:
+        return OracleAgent(ctx, delay_s)
+
+    return factory

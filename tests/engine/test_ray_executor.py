@@ -1,0 +1,81 @@
+"""The Ray executor gives the local executor's scores and loses no episode when a worker dies."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolproof.engine import RunConfig, Runner, Worker
+from toolproof.results import EpisodeRecord, RunReader
+from toolproof.spec import load_suite, resolve_suite_path
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+from toolproof.engine.ray_executor import RayExecutor  # noqa: E402
+
+
+def _scores(run_dir: Path) -> dict[str, tuple[bool, str, float]]:
+    with RunReader(run_dir) as reader:
+        return {
+            r.key: (r.score.passed, r.score.level.value, r.score.fraction) for r in reader.records()
+        }
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Any:
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_gives_the_same_scores_as_local(ray_instance: Any, tmp_path: Path) -> None:
+    suite = str(resolve_suite_path("core"))
+    for agent in ("oracle", "random"):
+        config = RunConfig(suite=suite, agent=agent, epochs=2, seed=11)
+        local = tmp_path / f"local-{agent}"
+        remote = tmp_path / f"ray-{agent}"
+        asyncio.run(Runner(config, local, parallel=4).run())
+        asyncio.run(Runner(config, remote, parallel=4, executor_name="ray").run())
+        assert _scores(remote) == _scores(local)
+
+
+def test_a_killed_worker_loses_no_episode(ray_instance: Any, tmp_path: Path) -> None:
+    config = RunConfig(
+        suite=str(resolve_suite_path("core")),
+        agent="oracle",
+        agent_options={"delay_s": 0.05},
+        epochs=2,
+        retries=3,
+    )
+    run_dir = tmp_path / "killed"
+    executor = RayExecutor(
+        Worker(config, run_dir), {"actors": 2, "parallel": 6, "run_dir": run_dir}
+    )
+    victim = executor.actor_pids()[0]
+    seen: list[EpisodeRecord] = []
+
+    def on_episode(record: EpisodeRecord) -> None:
+        seen.append(record)
+        if len(seen) == 3:
+            os.kill(victim, signal.SIGKILL)
+
+    try:
+        summary = asyncio.run(
+            Runner(config, run_dir, parallel=6, executor=executor, on_episode=on_episode).run()
+        )
+    finally:
+        executor.close()
+    planned = len(config.select(load_suite(config.suite))) * 2
+    assert summary["episodes"]["finished"] == planned
+    assert executor.deaths >= 1
+    with RunReader(run_dir) as reader:
+        records = list(reader.records())
+    assert len(records) == planned
+    retried = [r for r in records if r.attempts > 1]
+    assert retried, "the episodes on the killed worker were retried"
+    assert all(r.score.passed for r in records)
