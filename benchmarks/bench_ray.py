@@ -65,12 +65,10 @@ def main() -> None:
         same = scores(local_dir) == scores(ray_dir)
     print(f"episodes: {episodes} ({len(suite.tasks)} tasks x {epochs} epochs)")
     print(f"local: {local_s:.2f}s, {1000 * local_s / episodes:.2f} ms/episode")
-    print(
-        f"ray:   {ray_s:.2f}s, {1000 * ray_s / episodes:.2f} ms/episode (+ {startup_s:.1f}s start-up)"
-    )
-    print(
-        f"ray overhead: {1000 * (ray_s - local_s) / episodes:+.2f} ms/episode, ratio {ray_s / local_s:.2f}x"
-    )
+    per_ray = 1000 * ray_s / episodes
+    print(f"ray:   {ray_s:.2f}s, {per_ray:.2f} ms/episode (+ {startup_s:.1f}s start-up)")
+    extra = 1000 * (ray_s - local_s) / episodes
+    print(f"ray overhead: {extra:+.2f} ms/episode, ratio {ray_s / local_s:.2f}x")
     print(f"same scores on every episode: {same}")
     if not same:
         sys.exit(1)
