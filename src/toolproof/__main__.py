@@ -1,0 +1,5 @@
+"""``python -m toolproof``: the same as the ``toolproof`` command."""
+
+from toolproof.cli import main
+
+main()
