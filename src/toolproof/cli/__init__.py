@@ -17,6 +17,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("toolproof.cli._validate:validate", "Validate suites and task files."),
     "show": ("toolproof.cli._show:show", "Show the summary of a run."),
     "schema": ("toolproof.cli._schema:schema", "Print the JSON Schema of the task format."),
+    "serve-mcp": ("toolproof.cli._serve_mcp:serve_mcp", "Serve one task's tools over MCP."),
+    "compare": ("toolproof.cli._compare:compare", "Compare two runs: changes and significance."),
+    "baseline": ("toolproof.cli._baseline:baseline", "Save a baseline run; check runs against it."),
+    "report": ("toolproof.cli._report:report", "Write a self-contained HTML report of a run."),
+    "view": ("toolproof.cli._view:view", "Browse runs in a local web viewer."),
     "replay": ("toolproof.cli._replay:replay", "Continue a recorded episode from step N."),
     "snapshot": ("toolproof.cli._replay:snapshot", "Write a recorded episode's state at step N."),
 }
@@ -64,14 +69,15 @@ def main(argv: list[str] | None = None) -> Any:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo(
+            "Interrupted. Finished episodes are saved; a run continues with "
+            "`toolproof run --resume RUN_DIR`.",
+            err=True,
+        )
         sys.exit(130)
     except ToolproofError as exc:
         click.secho("error:", fg="red", bold=True, err=True, nl=False)
         text = str(exc)
         click.echo(("\n" if "\n" in text else " ") + text, err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("Interrupted; finished episodes are saved (resume with --resume RUN_DIR).", err=True)
-        sys.exit(130)

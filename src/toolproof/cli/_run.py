@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._common import default_run_dir, load_plugins, parse_agent_args
+from ._common import default_run_dir, load_plugins, parse_agent_args, provider_options
 
 
 @click.command()
@@ -68,6 +68,11 @@ from ._common import default_run_dir, load_plugins, parse_agent_args
 )
 @click.option("--no-snapshots", is_flag=True, help="Do not store per-step world snapshots.")
 @click.option(
+    "--cache",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Model-call cache: record every model request and reply here; replay them later.",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -75,6 +80,16 @@ from ._common import default_run_dir, load_plugins, parse_agent_args
     help="Where episodes run: this process, or a Ray cluster.",
 )
 @click.option("--ray-address", help="Ray cluster address (default: start a local Ray instance).")
+@click.option(
+    "--max-model-calls",
+    type=click.IntRange(min=1),
+    help="At most this many model calls (agent turns) at once, across episodes.",
+)
+@click.option(
+    "--max-sandboxes",
+    type=click.IntRange(min=1),
+    help="At most this many sandboxed commands at once, across episodes.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
 @click.pass_context
 def run(
@@ -91,8 +106,11 @@ def run(
     system_prompt: Path | None,
     retries: int,
     no_snapshots: bool,
+    cache: Path | None,
     executor: str,
     ray_address: str | None,
+    max_model_calls: int | None,
+    max_sandboxes: int | None,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -152,7 +170,12 @@ def run(
         )
     if resume is None or "no_snapshots" in given:
         fields["snapshots"] = not no_snapshots
+    if cache is not None:
+        fields["agent_options"] = {**fields.get("agent_options", {}), "cache": str(cache.resolve())}
+    fields["agent_options"] = provider_options(fields["agent"], fields.get("agent_options", {}))
     fields["retries"] = retries
+    fields["max_model_calls"] = max_model_calls
+    fields["max_sandboxes"] = max_sandboxes
     config = RunConfig.model_validate(fields)
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name, config.agent)

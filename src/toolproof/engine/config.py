@@ -6,9 +6,19 @@ import fnmatch
 import hashlib
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializationInfo, field_serializer
 
 from toolproof.spec import Suite
+
+REDACTED = "<redacted>"
+"""What a secret agent option (an API key) is written as in run metadata."""
+
+SECRET_OPTIONS = frozenset({"api_key", "auth_token", "token", "password", "secret"})
+
+
+def is_secret_option(name: str) -> bool:
+    """Whether an agent option holds a secret that must never be written to disk."""
+    return name in SECRET_OPTIONS or name.endswith(("_api_key", "_secret", "_password"))
 
 
 class RunConfig(BaseModel):
@@ -23,6 +33,25 @@ class RunConfig(BaseModel):
     system_prompt: str | None = Field(None, description="Custom system prompt (a custom track).")
     retries: int = Field(2, ge=0, description="Retries of an episode that ends in infra_error.")
     snapshots: bool = Field(True, description="Store a snapshot of each changed state.")
+    max_model_calls: int | None = Field(
+        None, ge=1, description="At most this many agent turns (model calls) at once."
+    )
+    max_sandboxes: int | None = Field(
+        None, ge=1, description="At most this many sandboxed commands at once."
+    )
+
+    @field_serializer("agent_options")
+    def _redact_secrets(self, options: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
+        """Secrets (API keys) are dumped as ``<redacted>``: run metadata never holds them.
+
+        ``model_dump_json(context={"with_secrets": True})`` keeps them, to ship a
+        config to a remote worker.
+        """
+        if isinstance(info.context, dict) and info.context.get("with_secrets"):
+            return options
+        return {
+            k: REDACTED if is_secret_option(k) and v is not None else v for k, v in options.items()
+        }
 
     def track(self) -> str:
         """'standard', or 'custom-' plus a hash of the custom system prompt."""
@@ -32,7 +61,7 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run to be resumed."""
-        return self.model_dump(exclude={"retries"})
+        return self.model_dump(exclude={"retries", "max_model_calls", "max_sandboxes"})
 
     def select(self, suite: Suite) -> list[str]:
         """Ids of the suite's tasks this run covers, in suite order."""

@@ -57,6 +57,10 @@ class EpisodeOptions:
     blobs: BlobStore | None = None
     policies: Sequence[CallPolicy] = ()
     tmp_root: Path | None = None
+    model_slots: asyncio.Semaphore | None = None
+    """Bounds concurrent agent turns (model calls) across the run's episodes."""
+    tool_slots: asyncio.Semaphore | None = None
+    """Bounds concurrent blocking tool calls (sandboxed commands) across the run's episodes."""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -119,6 +123,7 @@ async def run_episode(
             faults=instance.task.faults,
             policies=options.policies,
             timeout_s=limits.tool_timeout_s,
+            blocking_slots=options.tool_slots,
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
         initial = recorder.start()
@@ -136,7 +141,7 @@ async def run_episode(
                 )
             else:
                 termination, answer, error = await _loop(
-                    agent, recorder, gateway, instance, prompt, t0
+                    agent, recorder, gateway, instance, prompt, t0, options.model_slots
                 )
         finally:
             await _close_agent(agent)
@@ -182,6 +187,7 @@ async def _loop(
     instance: TaskInstance,
     prompt: list[Message],
     t0: float,
+    model_slots: asyncio.Semaphore | None = None,
 ) -> tuple[Termination, str | None, str | None]:
     limits = instance.limits
     messages = list(prompt)
@@ -197,10 +203,11 @@ async def _loop(
         if remaining <= 0:
             return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
         observation = Observation(messages=list(messages), tools=gateway.schemas, step=step)
-        a0 = time.perf_counter()
         budget = min(limits.step_timeout_s, remaining)
         try:
-            turn = await asyncio.wait_for(agent.act(observation), budget)
+            async with model_slots or contextlib.nullcontext():
+                a0 = time.perf_counter()
+                turn = await asyncio.wait_for(agent.act(observation), budget)
         except TimeoutError:
             return Termination.TIMEOUT, None, f"agent turn {step} took longer than {budget:g}s"
         except AgentInfraError as exc:

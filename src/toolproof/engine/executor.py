@@ -6,6 +6,8 @@ worker that runs it holds the loaded suite and agent factory, made once.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +38,10 @@ class EpisodeJob:
         return f"{self.task_id}#{self.epoch}"
 
 
+def _slots(limit: int | None) -> asyncio.Semaphore | None:
+    return asyncio.Semaphore(limit) if limit is not None else None
+
+
 class Executor(Protocol):
     """Runs one job and returns its record. One required method."""
 
@@ -54,7 +60,12 @@ class Worker:
             parse_agent_spec(config.agent, config.agent_options)
         )
         blobs = BlobStore(run_dir / "blobs") if run_dir is not None and config.snapshots else None
-        self.options = EpisodeOptions(agent_label=config.agent, blobs=blobs)
+        self.options = EpisodeOptions(
+            agent_label=config.agent,
+            blobs=blobs,
+            model_slots=_slots(config.max_model_calls),
+            tool_slots=_slots(config.max_sandboxes),
+        )
 
     def instance(self, job: EpisodeJob) -> TaskInstance:
         """Render the job's task instance."""
@@ -71,10 +82,8 @@ class Worker:
     async def run(self, job: EpisodeJob) -> EpisodeRecord:
         """Run a job, retrying while it ends in infra_error (up to config.retries times)."""
         instance = self.instance(job)
-        options = EpisodeOptions(
-            agent_label=self.options.agent_label,
-            blobs=self.options.blobs,
-            fixtures_base=self.suite.task_file(job.task_id).parent,
+        options = dataclasses.replace(
+            self.options, fixtures_base=self.suite.task_file(job.task_id).parent
         )
         errors: list[str] = []
         for attempt in range(1, self.config.retries + 2):

@@ -11,6 +11,7 @@ agent failure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import time
@@ -53,6 +54,7 @@ class ToolGateway:
         faults: Sequence[Fault] = (),
         policies: Sequence[CallPolicy] = (),
         timeout_s: float = 60.0,
+        blocking_slots: asyncio.Semaphore | None = None,
     ) -> None:
         self._tools = {t.schema.name: t for t in tools}
         self.ctx = ctx
@@ -60,6 +62,7 @@ class ToolGateway:
         self._fault_counts = [0] * len(self._faults)
         self._policies = list(policies)
         self.timeout_s = timeout_s
+        self._blocking_slots = blocking_slots
         self.schemas: list[ToolSchema] = [t.schema for t in tools]
 
     def kind(self, name: str) -> ToolKind | None:
@@ -131,9 +134,10 @@ class ToolGateway:
             return self._apply_fault(call, fault, started)
         try:
             if tool.blocking:
-                value = await asyncio.wait_for(
-                    asyncio.to_thread(tool.invoke, self.ctx, call.arguments), self.timeout_s
-                )
+                async with self._blocking_slots or contextlib.nullcontext():
+                    value = await asyncio.wait_for(
+                        asyncio.to_thread(tool.invoke, self.ctx, call.arguments), self.timeout_s
+                    )
             else:
                 value = tool.invoke(self.ctx, call.arguments)
                 if inspect.isawaitable(value):
