@@ -1,0 +1,43 @@
+"""Running commands for workspace worlds, under limits and (by default) in isolation.
+
+Map of the package::
+
+    Sandbox (_base)          shared set-up/clean-up, limits, result building
+    ├── bwrap   (_bwrap)     bubblewrap namespaces, default on Linux, isolated
+    ├── process (_process)   plain host processes, NOT isolated, the fallback
+    └── podman / docker (_container)  one container per command
+    _spawn    run one process tree: deadline, output cap, kill everything after
+    _cgroup   per-command pids/memory cgroups (v1 or v2) where the host allows
+    _detect   which limit a command hit; workspace size
+    _registry @sandbox("name"), get_backend, available_backends, default_backend
+
+Typical use::
+
+    with get_backend(default_backend())(workspace) as box:
+        result = box.exec("pytest -q", limits=ResourceLimits(wall_s=60))
+
+See docs/isolation.md for what each backend guarantees and what it does not.
+"""
+
+from toolproof.sandbox import _bwrap, _container, _process  # noqa: F401  (registers backends)
+from toolproof.sandbox._base import Sandbox
+from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._limits import ResourceLimits
+from toolproof.sandbox._registry import (
+    available_backends,
+    default_backend,
+    get_backend,
+    sandbox,
+)
+from toolproof.sandbox._result import ExecResult
+
+__all__ = [
+    "ExecResult",
+    "ResourceLimits",
+    "Sandbox",
+    "SandboxError",
+    "available_backends",
+    "default_backend",
+    "get_backend",
+    "sandbox",
+]

@@ -1,0 +1,309 @@
+"""The ``Sandbox`` base class: what every backend shares.
+
+A backend turns a command into an argv (``bwrap ...``, ``podman run ...``) and says
+how limits are applied; the base class owns the rest: checking arguments, the
+per-command cgroup and rlimits, running the tree (``_spawn``), deciding which
+limit was hit (``_detect``), the workspace size check, and clean-up on ``close``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shutil
+import subprocess
+import tempfile
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Self
+
+from toolproof.sandbox._cgroup import JOIN_FAILED, CommandCgroup, host_support, join_argv
+from toolproof.sandbox._detect import classify, workspace_bytes
+from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._limits import ResourceLimits
+from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._spawn import Outcome, kill_tree, run_tree
+
+__all__ = ["WORKSPACE", "Sandbox"]
+
+#: Where the workspace appears inside every backend.
+WORKSPACE = "/workspace"
+_DEFAULT_LIMITS = ResourceLimits()
+
+
+class Sandbox(ABC):
+    """Runs commands against one workspace directory under resource limits.
+
+    Use it as a context manager (or call ``close``) so nothing outlives it.
+    ``exec`` may be called from several threads at once.
+
+    Attributes:
+        name: The registry name (set by ``@sandbox``).
+        isolated: False when commands run on the host as the harness user.
+        uses_image: True when the backend runs a container image.
+        workspace: The resolved host path of the workspace.
+        limits: Limits applied when ``exec`` is given none.
+        image: The container image, for backends that use one.
+    """
+
+    name: ClassVar[str]
+    isolated: ClassVar[bool]
+    uses_image: ClassVar[bool] = False
+
+    def __init__(
+        self, workspace: Path, limits: ResourceLimits = _DEFAULT_LIMITS, *, image: str | None = None
+    ) -> None:
+        """Check the arguments and that the backend can run on this host.
+
+        Raises:
+            SandboxError: The workspace is not a directory, ``image`` does not fit
+                the backend, or the backend cannot run here (the message says why).
+        """
+        path = Path(workspace)
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:
+            raise SandboxError(f"workspace {str(path)!r} cannot be accessed: {exc}") from exc
+        if not is_dir:
+            raise SandboxError(f"workspace {str(path)!r} is not a directory; create it first")
+        if not isinstance(limits, ResourceLimits):
+            raise SandboxError(f"limits must be a ResourceLimits, got {type(limits).__name__}")
+        if image is not None and not self.uses_image:
+            raise SandboxError(
+                f"the {self.name!r} backend uses the host's own programs and takes no image; "
+                f"drop image={image!r} or use a container backend (podman, docker)"
+            )
+        if self.uses_image and not image:
+            raise SandboxError(f"the {self.name!r} backend needs image=, e.g. 'debian:12-slim'")
+        reason = type(self).unavailable_reason()
+        if reason is not None:
+            raise SandboxError(f"the {self.name!r} sandbox backend cannot run here: {reason}")
+        self.workspace = path.resolve()
+        self.limits = limits
+        self.image = image
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self._closed = False
+        self._scratch: Path | None = None
+        self._scratch_cleanup: Callable[[], object] | None = None
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why this backend cannot run on this host (with the fix), or None if it can."""
+        return None
+
+    @classmethod
+    def available(cls) -> bool:
+        """True when this backend can run commands on this host."""
+        return cls.unavailable_reason() is None
+
+    @abstractmethod
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        stdin: str | None = None,
+        cwd: str = WORKSPACE,
+        env: Mapping[str, str] | None = None,
+        limits: ResourceLimits | None = None,
+    ) -> ExecResult:
+        """Run one command to completion and return what it did.
+
+        Args:
+            command: A shell command line (run by ``/bin/sh -c``) or an argv list.
+            stdin: Text fed to standard input; None gives it /dev/null.
+            cwd: Directory to run in, as seen inside the sandbox (relative paths are
+                taken from ``/workspace``).
+            env: Variables added to the sandbox's small fixed environment.
+            limits: Limits for this command instead of ``self.limits``.
+
+        Raises:
+            SandboxError: The sandbox is closed or an argument is unusable.
+        """
+
+    def close(self) -> None:
+        """Kill any command still running and delete scratch files; safe to call twice."""
+        with self._lock:
+            self._closed = True
+            running = list(self._running)
+        for proc in running:
+            if proc.returncode is None:
+                kill_tree(proc.pid, None)
+        if self._scratch_cleanup is not None:
+            self._scratch_cleanup()
+            self._scratch = self._scratch_cleanup = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- helpers for backends -------------------------------------------------
+
+    @staticmethod
+    def _argv(command: str | Sequence[str]) -> list[str]:
+        if isinstance(command, str):
+            if not command.strip():
+                raise SandboxError("command is empty; pass a shell command line or an argv list")
+            return ["/bin/sh", "-c", command]
+        argv = list(command)
+        if not argv or not all(isinstance(a, str) for a in argv):
+            raise SandboxError(f"command must be a non-empty list of strings, got {command!r}")
+        return argv
+
+    @staticmethod
+    def _inner_cwd(cwd: str) -> str:
+        """``cwd`` as an absolute, normalised path inside the sandbox."""
+        if "\0" in cwd:
+            raise SandboxError(f"cwd {cwd!r} contains a NUL byte")
+        return posixpath.normpath(posixpath.join(WORKSPACE, cwd))
+
+    def _host_path(self, inner: str) -> Path | None:
+        """The host path of an inside path under /workspace, or None if it is elsewhere."""
+        if inner != WORKSPACE and not inner.startswith(WORKSPACE + "/"):
+            return None
+        return self.workspace / inner[len(WORKSPACE) :].lstrip("/")
+
+    @staticmethod
+    def _check_env(env: Mapping[str, str] | None) -> dict[str, str]:
+        checked = dict(env or {})
+        for key, value in checked.items():
+            if not key or "=" in key or "\0" in key or "\0" in str(value):
+                raise SandboxError(f"env variable {key!r} is not a valid name/value pair")
+            if not isinstance(value, str):
+                raise SandboxError(f"env[{key!r}] must be a string, got {type(value).__name__}")
+        return checked
+
+    def _scratch_dir(self) -> Path:
+        """A private host directory removed on ``close`` (home, tmp, generated files)."""
+        with self._lock:
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix=f"toolproof-{self.name}-"))
+                # Removed on close(), or when the sandbox is garbage-collected unclosed.
+                self._scratch_cleanup = weakref.finalize(self, shutil.rmtree, self._scratch, True)
+            return self._scratch
+
+    def _run(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        stdin: str | None,
+        limits: ResourceLimits,
+        group: CommandCgroup | None = None,
+    ) -> Outcome:
+        """Run an argv with tracking so ``close`` can kill it."""
+
+        procs: list[subprocess.Popen[bytes]] = []
+
+        def track(proc: subprocess.Popen[bytes]) -> None:
+            with self._lock:
+                self._running.add(proc)
+                procs.append(proc)
+                closed = self._closed
+            if closed:  # close() ran while this was starting
+                kill_tree(proc.pid, group)
+
+        with self._lock:
+            if self._closed:
+                raise SandboxError(f"this {self.name} sandbox is closed; create a new one")
+        try:
+            return run_tree(
+                argv,
+                env=env,
+                cwd=cwd,
+                stdin=stdin.encode() if stdin is not None else None,
+                wall_s=limits.wall_s,
+                output_bytes=limits.output_bytes,
+                group=group,
+                on_start=track,
+            )
+        finally:
+            with self._lock:
+                self._running.difference_update(procs)
+
+    def _exec_limited(
+        self,
+        command: str | Sequence[str],
+        wrap: Callable[[list[str]], list[str]],
+        *,
+        env: Mapping[str, str],
+        host_cwd: Path,
+        stdin: str | None,
+        limits: ResourceLimits,
+        nproc_rlimit: bool,
+        pids_slack: int = 0,
+    ) -> ExecResult:
+        """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
+
+        Args:
+            command: The command as given to ``exec``.
+            wrap: Turns the rlimited argv into the full argv (e.g. prefixes bwrap).
+            env: The complete environment of the outermost process.
+            host_cwd: Host directory the outermost process starts in.
+            stdin: Text for standard input.
+            limits: The limits in force.
+            nproc_rlimit: Use ``RLIMIT_NPROC`` for ``pids`` when no pids cgroup exists.
+            pids_slack: Processes of the backend itself counted by the pids cgroup.
+        """
+        support = host_support()
+        try:
+            group = CommandCgroup(
+                support,
+                pids=None if limits.pids is None else limits.pids + pids_slack,
+                memory_mb=limits.memory_mb,
+            )
+        except OSError as exc:
+            raise SandboxError(f"could not create a cgroup for the command: {exc}") from exc
+        try:
+            by_rlimit_as = not group.has("memory")
+            by_nproc = nproc_rlimit and not group.has("pids")
+            rlimits = limits.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
+            argv = wrap(["prlimit", *rlimits, "--", *self._argv(command)])
+            if group.procs_files:
+                argv = join_argv(group.procs_files, argv)
+            outcome = self._run(
+                argv, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits, group=group
+            )
+            hit = classify(
+                limits,
+                returncode=outcome.returncode,
+                stopped=outcome.stopped,
+                stderr=outcome.stderr,
+                truncated=outcome.truncated,
+                pids_event=group.pids_hit(),
+                oom_event=group.oom_killed(),
+                memory_by_text=by_rlimit_as,
+                pids_by_text=not group.has("pids"),
+            )
+        finally:
+            group.remove()
+        return self._result(outcome, hit, limits)
+
+    def _result(self, outcome: Outcome, hit: str | None, limits: ResourceLimits) -> ExecResult:
+        """Build the ExecResult, adding the workspace size check."""
+        if outcome.returncode == 125 and outcome.stderr.startswith(JOIN_FAILED):
+            raise SandboxError(outcome.stderr.decode("utf-8", errors="replace").strip())
+        if (
+            hit is None
+            and limits.workspace_mb is not None
+            and workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
+        ):
+            hit = "workspace_size"
+        return ExecResult(
+            exit_code=outcome.returncode,
+            stdout=outcome.stdout.decode("utf-8", errors="replace"),
+            stderr=outcome.stderr.decode("utf-8", errors="replace"),
+            duration_s=outcome.duration_s,
+            limit_hit=hit,
+        )

@@ -1,0 +1,246 @@
+"""The ``bwrap`` backend: bubblewrap namespaces, the default on Linux.
+
+Each command gets fresh namespaces of every kind (user, mount, pid, network, ipc,
+uts, cgroup): no network interface but a private loopback, uid/gid 1000 without
+capabilities, the host's system directories read-only, the workspace as the only
+writable host directory (at ``/workspace``), a fresh tmpfs ``/tmp``, and an
+environment built from scratch. Limits come from the shared base class: a
+per-command cgroup where possible, rlimits via ``prlimit`` inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from toolproof.sandbox._base import WORKSPACE, Sandbox
+from toolproof.sandbox._cgroup import host_support
+from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._limits import ResourceLimits
+from toolproof.sandbox._registry import sandbox
+from toolproof.sandbox._result import ExecResult
+
+__all__ = ["BwrapSandbox"]
+
+_log = logging.getLogger(__name__)
+UID = GID = 1000
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: Top-level system directories bound read-only (or recreated as the host's symlinks).
+_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: The parts of /etc programs need; the rest of /etc (and its secrets) stays out.
+_ETC = (
+    "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version",
+    "gitconfig", "inputrc", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+    "magic", "magic.mime", "mime.types", "nsswitch.conf", "os-release", "profile",
+    "protocols", "python3", "services", "ssl", "timezone",
+)  # fmt: skip
+_GENERATED = {
+    "passwd": (
+        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+        f"sandbox:x:{UID}:{GID}:sandbox:/tmp:/bin/sh\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    ),
+    "group": f"root:x:0:\nsandbox:x:{GID}:\nnogroup:x:65534:\n",
+    "hosts": "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost\n",
+    "hostname": "sandbox\n",
+}
+
+
+def _write_etc(directory: Path) -> None:
+    for name, text in _GENERATED.items():
+        (directory / name).write_text(text)
+
+
+def build_argv(
+    bwrap: str,
+    features: frozenset[str],
+    *,
+    workspace: Path,
+    etc: Path,
+    cwd: str,
+    env: Mapping[str, str],
+    tmp_bytes: int | None,
+) -> list[str]:
+    """The bwrap command line (without the command) for one sandboxed command.
+
+    Args:
+        bwrap: Path of the bwrap binary.
+        features: Optional bwrap options this version supports (``--size``,
+            ``--disable-userns``).
+        workspace: Host directory bound read-write at /workspace.
+        etc: Host directory holding the generated passwd, group, hosts, hostname.
+        cwd: Directory to start in, inside the sandbox.
+        env: The complete environment inside the sandbox.
+        tmp_bytes: Size cap of the /tmp tmpfs, or None.
+    """
+    argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID)]
+    argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
+    if "--disable-userns" in features:
+        argv.append("--disable-userns")
+    for name in _SYSTEM_DIRS:
+        host = Path("/") / name
+        if host.is_symlink():
+            argv += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            argv += ["--ro-bind", str(host), f"/{name}"]
+    for name in _ETC:
+        argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for name in _GENERATED:
+        argv += ["--ro-bind", str(etc / name), f"/etc/{name}"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if tmp_bytes is not None and "--size" in features:
+        argv += ["--size", str(tmp_bytes)]
+    argv += ["--tmpfs", "/tmp", "--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
+    argv += ["--bind", str(workspace), WORKSPACE, "--remount-ro", "/", "--chdir", cwd]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    return [*argv, "--"]
+
+
+@functools.cache
+def _probe() -> tuple[str | None, str, frozenset[str]]:
+    """(reason bwrap is unusable or None, bwrap path, optional features); run once."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "the 'bwrap' program is not installed (apt-get install bubblewrap)", "", frozenset()
+    prlimit = shutil.which("prlimit")
+    if prlimit is None or not prlimit.startswith(("/usr/", "/bin/", "/sbin/")):
+        return "the 'prlimit' program (util-linux) is missing from /usr/bin", bwrap, frozenset()
+    try:
+        usage = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"'{bwrap} --help' failed: {exc}", bwrap, frozenset()
+    text = usage.stdout + usage.stderr
+    if "--clearenv" not in text:
+        return (
+            f"{bwrap} is too old (no --clearenv); install bubblewrap 0.5 or newer",
+            bwrap,
+            frozenset(),
+        )
+    features = frozenset(f for f in ("--size", "--disable-userns") if f in text)
+    with tempfile.TemporaryDirectory(prefix="toolproof-bwrap-probe-") as tmp:
+        _write_etc(Path(tmp))
+        argv = build_argv(
+            bwrap,
+            features,
+            workspace=Path(tmp),
+            etc=Path(tmp),
+            cwd=WORKSPACE,
+            env={"PATH": _PATH},
+            tmp_bytes=None,
+        )
+        try:
+            run = subprocess.run(
+                [*argv, prlimit, "--", "true"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env={"PATH": _PATH},
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"a test sandbox failed to run: {exc}", bwrap, features
+    if run.returncode != 0:
+        return (
+            f"a test sandbox failed ({run.stderr.strip() or f'exit {run.returncode}'}); "
+            "user namespaces are probably disabled: check sysctl user.max_user_namespaces, "
+            "and on Ubuntu 23.10+ kernel.apparmor_restrict_unprivileged_userns",
+            bwrap,
+            features,
+        )
+    return None, bwrap, features
+
+
+@functools.cache
+def _warn_unlimited_pids() -> None:
+    _log.warning(
+        "no pids cgroup can be created here and the harness runs as root, whose "
+        "processes RLIMIT_NPROC exempts even inside a user namespace: bwrap commands "
+        "have no process limit, so a fork bomb is stopped only by the wall-time limit"
+    )
+
+
+@sandbox("bwrap")
+class BwrapSandbox(Sandbox):
+    """Runs each command in fresh bubblewrap namespaces (see the module docstring).
+
+    The environment inside is ``PATH``, ``HOME=/tmp``, ``TMPDIR=/tmp``,
+    ``LANG=C.UTF-8``, ``USER=sandbox``, ``WORKSPACE=/workspace``, then ``env``.
+    Nothing survives a command but what it wrote to /workspace: /tmp is new each time.
+    """
+
+    isolated = True
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why bubblewrap cannot be used here (with the fix), or None; probed once."""
+        return _probe()[0]
+
+    def _etc_dir(self) -> Path:
+        scratch = self._scratch_dir()
+        with self._lock:  # another thread's bwrap must never bind a half-written file
+            etc = scratch / "etc"
+            if not etc.is_dir():
+                staging = Path(tempfile.mkdtemp(dir=scratch))
+                _write_etc(staging)
+                staging.rename(etc)
+        return etc
+
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        stdin: str | None = None,
+        cwd: str = WORKSPACE,
+        env: Mapping[str, str] | None = None,
+        limits: ResourceLimits | None = None,
+    ) -> ExecResult:
+        """Run ``command`` inside fresh namespaces (see ``Sandbox.exec``).
+
+        Raises:
+            SandboxError: The sandbox is closed, or ``cwd`` under /workspace does
+                not exist.
+        """
+        chosen = limits or self.limits
+        inner = self._inner_cwd(cwd)
+        host = self._host_path(inner)
+        if host is not None and not host.is_dir():
+            raise SandboxError(f"cwd {cwd!r} is not a directory in the workspace {self.workspace}")
+        _, bwrap, features = _probe()
+        if chosen.pids is not None and os.geteuid() == 0 and not host_support().has("pids"):
+            _warn_unlimited_pids()
+        inside = {
+            "PATH": _PATH,
+            "HOME": "/tmp",
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            "USER": "sandbox",
+            "WORKSPACE": WORKSPACE,
+            **self._check_env(env),
+        }
+        # /tmp lives in RAM: cap it by the memory budget (or the workspace budget).
+        tmp_mb = chosen.memory_mb or chosen.workspace_mb
+        prefix = build_argv(
+            bwrap,
+            features,
+            workspace=self.workspace,
+            etc=self._etc_dir(),
+            cwd=inner,
+            env=inside,
+            tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+        )
+        return self._exec_limited(
+            command,
+            lambda argv: [*prefix, *argv],
+            env={"PATH": _PATH},
+            host_cwd=self.workspace,
+            stdin=stdin,
+            limits=chosen,
+            nproc_rlimit=True,
+            pids_slack=2,  # the outer bwrap and its pid-1 reaper
+        )

@@ -1,0 +1,111 @@
+"""Decide which limit, if any, a finished command ran into.
+
+The evidence, strongest first: the harness stopped the command itself (wall time,
+output, a pids or OOM event seen while it ran); the cgroup's event counters; the
+exit status a shell reports for ``SIGXCPU`` (152) and ``SIGXFSZ`` (153); and, only
+where no cgroup gives a signal, the error text of a failing command (``MemoryError``,
+``Cannot fork``, ``File too large``). The text rules can be fooled by a command that
+prints those words (fork errors count even when the command exits 0, memory and
+file-size errors only when it fails); docs/isolation.md lists them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from pathlib import Path
+
+from toolproof.sandbox._limits import ResourceLimits
+
+__all__ = ["classify", "workspace_bytes"]
+
+_MEMORY_TEXT = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "out of memory",
+    "std::bad_alloc",
+    "memory exhausted",
+)
+_FORK_TEXT = ("Cannot fork", "fork: Resource temporarily unavailable", "fork: retry", "can't fork")
+_FSIZE_TEXT = ("File too large", "File size limit exceeded")
+
+
+def classify(
+    limits: ResourceLimits,
+    *,
+    returncode: int | None,
+    stopped: str | None,
+    stderr: bytes,
+    truncated: bool = False,
+    pids_event: bool = False,
+    oom_event: bool = False,
+    memory_by_text: bool = False,
+    pids_by_text: bool = False,
+) -> str | None:
+    """The name of the limit a command hit, or None.
+
+    Args:
+        limits: The limits the command ran under.
+        returncode: Its exit status (``128 + N`` for signal ``N``), None if stopped.
+        stopped: The reason the harness stopped it, if it did.
+        stderr: What it wrote to stderr (only the tail is read).
+        truncated: Its output passed the cap (even though it exited by itself).
+        pids_event: A pids cgroup recorded a refused fork.
+        oom_event: A memory cgroup (or the container engine) recorded an OOM kill.
+        memory_by_text: Memory is limited by ``RLIMIT_AS``, so allocation errors in
+            the output of a failing command count as the memory limit.
+        pids_by_text: Processes are limited without a cgroup, so fork errors in the
+            output count as the pids limit.
+    """
+    tail = stderr[-8192:].decode("utf-8", errors="replace")
+    forks = pids_by_text and limits.pids is not None and any(t in tail for t in _FORK_TEXT)
+    if stopped == "wall_time" and (pids_event or forks):
+        return "pids"  # a fork bomb held at the limit spins until the deadline
+    if stopped is not None:
+        return stopped
+    if oom_event:
+        return "memory"
+    if pids_event:
+        return "pids"
+    if limits.cpu_s is not None and returncode == 128 + signal.SIGXCPU:
+        return "cpu"
+    if limits.file_size_mb is not None and returncode == 128 + signal.SIGXFSZ:
+        return "file_size"
+    if truncated:
+        return "output"
+    if forks:  # a refused fork rarely fails the parent, so any exit status counts
+        return "pids"
+    if not returncode:
+        return None
+    if limits.file_size_mb is not None and any(t in tail for t in _FSIZE_TEXT):
+        return "file_size"
+    if memory_by_text and limits.memory_mb is not None and any(t in tail for t in _MEMORY_TEXT):
+        return "memory"
+    return None
+
+
+def workspace_bytes(root: Path) -> int:
+    """Apparent size of all regular files under ``root``, hard links counted once.
+
+    Symbolic links are not followed, so a link to a large host file costs nothing.
+    Apparent size (not blocks) is used because a sparse file becomes real bytes
+    as soon as the workspace is copied or snapshotted.
+    """
+    total, seen, todo = 0, set(), [str(root)]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                todo.append(entry.path)
+            elif stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_size
+    return total

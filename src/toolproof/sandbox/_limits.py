@@ -1,0 +1,79 @@
+"""Resource limits for one command and the names of the limits a command can hit."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Final
+
+from toolproof.sandbox._errors import SandboxError
+
+__all__ = ["LIMIT_NAMES", "ResourceLimits"]
+
+#: Every value ``ExecResult.limit_hit`` can take besides ``None``.
+LIMIT_NAMES: Final = frozenset(
+    {"wall_time", "cpu", "memory", "pids", "file_size", "workspace_size", "output"}
+)
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """What one command may use. ``None`` turns a limit off.
+
+    Attributes:
+        wall_s: Wall-clock seconds per command; the whole process tree is killed then.
+        cpu_s: CPU seconds per process (``RLIMIT_CPU``; a process gets ``SIGXCPU``).
+        memory_mb: Memory in MiB: a memory cgroup where one can be created, else
+            ``RLIMIT_AS`` (address space, so virtual memory counts).
+        pids: Processes and threads at once: a pids cgroup where one can be created,
+            else ``RLIMIT_NPROC`` inside the bwrap user namespace (not for root).
+        file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``).
+        workspace_mb: Total apparent size of the workspace, checked after each command.
+        output_bytes: Bytes of stdout plus stderr kept; the command is stopped past it.
+    """
+
+    wall_s: float = 30.0
+    cpu_s: float | None = 30.0
+    memory_mb: int | None = 1024
+    pids: int | None = 128
+    file_size_mb: int | None = 64
+    workspace_mb: int | None = 512
+    output_bytes: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is None and field.name not in ("wall_s", "output_bytes"):
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                hint = "" if field.name in ("wall_s", "output_bytes") else " or None for no limit"
+                raise SandboxError(
+                    f"ResourceLimits.{field.name} must be a positive number{hint}, got {value!r}"
+                )
+
+    def prlimit_args(self, *, nproc: bool, address_space: bool) -> list[str]:
+        """Options for util-linux ``prlimit`` that set these limits as rlimits.
+
+        Soft and hard limits are equal except for CPU, whose hard limit is one second
+        later so the process first gets the catchable ``SIGXCPU``.
+
+        Args:
+            nproc: Also set ``RLIMIT_NPROC`` (only useful inside a user namespace).
+            address_space: Set ``RLIMIT_AS`` from ``memory_mb`` (when no memory cgroup).
+        """
+        args: list[str] = []
+        if self.cpu_s is not None:
+            soft = max(1, math.ceil(self.cpu_s))
+            args.append(f"--cpu={soft}:{soft + 1}")
+        if self.file_size_mb is not None:
+            args.append(f"--fsize={self.file_size_mb * 1024 * 1024}")
+        if address_space and self.memory_mb is not None:
+            args.append(f"--as={self.memory_mb * 1024 * 1024}")
+        if nproc and self.pids is not None:
+            args.append(f"--nproc={self.pids}")
+        return args

@@ -1,0 +1,81 @@
+"""The backend registry: ``@sandbox("name")`` next to each implementation."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+from toolproof.sandbox._base import Sandbox
+from toolproof.sandbox._errors import SandboxError
+
+__all__ = ["available_backends", "default_backend", "get_backend", "sandbox"]
+
+_log = logging.getLogger(__name__)
+_REGISTRY: dict[str, type[Sandbox]] = {}
+_S = TypeVar("_S", bound=type[Sandbox])
+
+
+def sandbox(name: str) -> Callable[[_S], _S]:
+    """Register a ``Sandbox`` subclass under ``name`` and set its ``name``.
+
+    Raises:
+        SandboxError: ``name`` is empty, already taken, or the class is no Sandbox.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise SandboxError(f"a sandbox backend name must be a non-empty string, got {name!r}")
+
+    def register(cls: _S) -> _S:
+        if not (isinstance(cls, type) and issubclass(cls, Sandbox)):
+            raise SandboxError(f"@sandbox({name!r}) must decorate a Sandbox subclass, got {cls!r}")
+        existing = _REGISTRY.get(name)
+        if existing is not None:
+            raise SandboxError(
+                f"sandbox backend {name!r} is already registered by "
+                f"{existing.__module__}.{existing.__qualname__}; choose another name"
+            )
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def get_backend(name: str) -> type[Sandbox]:
+    """The backend class registered as ``name``.
+
+    Raises:
+        SandboxError: No backend has that name (the message lists the valid ones).
+    """
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        valid = ", ".join(sorted(_REGISTRY)) or "(none registered)"
+        raise SandboxError(f"unknown sandbox backend {name!r}; valid names: {valid}") from None
+
+
+def available_backends() -> list[str]:
+    """Names of the registered backends that can run on this host, sorted."""
+    return [name for name, cls in sorted(_REGISTRY.items()) if cls.available()]
+
+
+def default_backend() -> str:
+    """``"bwrap"`` when bubblewrap works here, else ``"process"`` with a loud warning.
+
+    The warning (a ``RuntimeWarning`` and a log record) says that commands will run
+    on the host without isolation, why bwrap is not usable, and how to fix it.
+    """
+    bwrap = _REGISTRY.get("bwrap")
+    reason = bwrap.unavailable_reason() if bwrap is not None else "no 'bwrap' backend registered"
+    if reason is None:
+        return "bwrap"
+    message = (
+        f"bubblewrap cannot be used ({reason}); falling back to the 'process' sandbox "
+        "backend: commands are NOT isolated and run on this host as this user, with "
+        "network access and sight of every file this user can read. Install bubblewrap "
+        "(e.g. apt-get install bubblewrap) before running untrusted agents."
+    )
+    _log.warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return "process"

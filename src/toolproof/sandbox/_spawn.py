@@ -1,0 +1,271 @@
+"""Run one process tree to completion under a wall-clock deadline and an output cap.
+
+This is the loop every backend shares: start the process in its own session,
+pump stdin/stdout/stderr without threads, watch the cgroup for limit events,
+and kill the whole tree when the command ends, runs out of time or floods the
+output. No ``preexec_fn`` is used, so it is safe to call from many threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from toolproof.sandbox._cgroup import CommandCgroup
+from toolproof.sandbox._errors import SandboxError
+
+__all__ = ["Outcome", "kill_tree", "run_tree"]
+
+_POLL_MAX_S = 0.05
+_DRAIN_S = 1.0
+
+
+@dataclass
+class Outcome:
+    """What the process tree did, before any interpretation.
+
+    Attributes:
+        returncode: Exit status as a shell reports it (``128 + N`` for signal ``N``),
+            or None when ``stopped`` is set.
+        stdout: Captured bytes (at most ``output_bytes`` together with stderr).
+        stderr: Captured bytes.
+        duration_s: Seconds from start until the tree was gone.
+        stopped: Why the harness killed the tree, if it did: ``"wall_time"``,
+            ``"output"``, ``"pids"`` or ``"memory"``.
+        truncated: More output arrived than was kept (also after a normal exit).
+    """
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    duration_s: float
+    stopped: str | None
+    truncated: bool = False
+
+
+def _descendants(root: int) -> list[int]:
+    """Pids below ``root`` found in /proc (best effort: the tree may change meanwhile)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_tree(pid: int, group: CommandCgroup | None, *, alive: bool = True) -> None:
+    """SIGKILL the process group of ``pid``, its descendants and its cgroup.
+
+    Args:
+        pid: The session leader the tree was started as (also its process group id);
+            it must not have been reaped yet, so the id cannot have been reused.
+        group: The command's cgroup, which also catches processes that left the
+            process group (``setsid``) and were re-parented.
+        alive: False when ``pid`` has exited: its children were re-parented already,
+            so /proc is not searched for them.
+    """
+    doomed = _descendants(pid) if alive and group is None else []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    for child in doomed:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
+    if group is not None:
+        group.kill_all()
+
+
+def _exited(pid: int) -> bool:
+    """True when ``pid`` has exited, without reaping it (so its pgid stays reserved)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid != 0
+
+
+def _limit_event(now: float, deadline: float, group: CommandCgroup | None) -> str | None:
+    """The limit that makes the harness stop the command now, if any."""
+    if now >= deadline:
+        return "wall_time"
+    if group is not None and group.pids_hit():
+        return "pids"
+    if group is not None and group.oom_killed():
+        return "memory"
+    return None
+
+
+class _Pump:
+    """Moves bytes between the harness and the child's pipes, keeping at most a cap."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], stdin: bytes | None, cap: int) -> None:
+        self.proc, self.cap = proc, cap
+        self.out = {"stdout": bytearray(), "stderr": bytearray()}
+        self.overflow = False
+        self._pending = memoryview(stdin or b"")
+        self._sel = selectors.DefaultSelector()
+        assert proc.stdout is not None and proc.stderr is not None
+        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            os.set_blocking(pipe.fileno(), False)
+            self._sel.register(pipe.fileno(), selectors.EVENT_READ, name)
+        if proc.stdin is not None:
+            if self._pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                self._sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
+            else:
+                proc.stdin.close()
+
+    @property
+    def open(self) -> bool:
+        """True while a pipe is still being read or written."""
+        return bool(self._sel.get_map())
+
+    def step(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds and move whatever bytes are ready."""
+        for key, _ in self._sel.select(timeout):
+            fd = int(key.fd)
+            if key.data == "stdin":
+                self._feed(fd)
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self._sel.unregister(fd)
+                continue
+            room = self.cap - len(self.out["stdout"]) - len(self.out["stderr"])
+            self.out[key.data].extend(chunk[: max(room, 0)])
+            self.overflow = self.overflow or len(chunk) > room
+
+    def _feed(self, fd: int) -> None:
+        try:
+            written = os.write(fd, self._pending[:65536])
+        except BlockingIOError:
+            return
+        except OSError:  # the command closed its stdin or exited: drop the rest
+            written = len(self._pending)
+        self._pending = self._pending[written:]
+        if not self._pending:
+            self.stop_feeding()
+
+    def stop_feeding(self) -> None:
+        """Stop writing stdin and close it."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            with contextlib.suppress(KeyError):
+                self._sel.unregister(self.proc.stdin.fileno())
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def close(self) -> None:
+        """Release the selector and every pipe."""
+        self.stop_feeding()
+        self._sel.close()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def run_tree(
+    argv: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str,
+    stdin: bytes | None,
+    wall_s: float,
+    output_bytes: int,
+    group: CommandCgroup | None = None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+) -> Outcome:
+    """Run ``argv`` and return what happened; never leaves a process of the tree behind.
+
+    Args:
+        argv: Program and arguments (already wrapped for cgroups and rlimits).
+        env: The complete environment of the process.
+        cwd: Host directory to start in.
+        stdin: Bytes fed to standard input, or None for /dev/null.
+        wall_s: Seconds before the tree is killed and ``stopped="wall_time"``.
+        output_bytes: Bytes of stdout plus stderr kept before ``stopped="output"``.
+        group: The command's cgroup, polled for pids and OOM events and killed.
+        on_start: Called with the process right after it started (for tracking).
+
+    Raises:
+        SandboxError: The program could not be started at all.
+    """
+    start = time.monotonic()
+    deadline = start + wall_s
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
+    if on_start is not None:
+        on_start(proc)
+    pump = _Pump(proc, stdin, output_bytes)
+
+    def kill(alive: bool = True) -> None:
+        kill_tree(proc.pid, group, alive=alive)
+
+    stopped: str | None = None
+    ended_at: float | None = None  # when the command exited or was killed
+    poll = 0.001
+    try:
+        while pump.open:
+            now = time.monotonic()
+            if ended_at is None:
+                if not _exited(proc.pid):
+                    stopped = "output" if pump.overflow else _limit_event(now, deadline, group)
+                    if stopped is None:
+                        pump.step(max(0.0, min(poll, deadline - now)))
+                        poll = min(poll * 2, _POLL_MAX_S)
+                        continue
+                # Done or stopped: whatever is left (background jobs too) goes now,
+                # which also closes the pipes that leftovers held open.
+                kill(alive=stopped is not None)
+                pump.stop_feeding()
+                ended_at = now
+            elif now - ended_at > _DRAIN_S:
+                break
+            pump.step(_POLL_MAX_S)
+        if ended_at is None:  # pipes closed first; the command may still run
+            while not _exited(proc.pid) and stopped is None:
+                now = time.monotonic()
+                stopped = _limit_event(now, deadline, group)
+                time.sleep(max(0.0, min(poll, deadline - now)))
+                poll = min(poll * 2, _POLL_MAX_S)
+            kill(alive=stopped is not None)
+        returncode = proc.wait()
+    except BaseException:
+        kill()
+        proc.wait()
+        raise
+    finally:
+        pump.close()
+    code = None if stopped else (128 - returncode if returncode < 0 else returncode)
+    out, err = pump.out["stdout"], pump.out["stderr"]
+    duration = time.monotonic() - start
+    return Outcome(code, bytes(out), bytes(err), duration, stopped, truncated=pump.overflow)

@@ -1,0 +1,108 @@
+"""The backend registry and the public exports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import pytest
+
+import toolproof.sandbox as sandbox_pkg
+from toolproof.sandbox import (
+    ExecResult,
+    ResourceLimits,
+    Sandbox,
+    SandboxError,
+    _registry,
+    available_backends,
+    default_backend,
+    get_backend,
+    sandbox,
+)
+
+
+@pytest.fixture
+def clean_registry() -> Iterator[None]:
+    saved = dict(_registry._REGISTRY)
+    yield
+    _registry._REGISTRY.clear()
+    _registry._REGISTRY.update(saved)
+
+
+def test_exports_are_pinned_and_sorted() -> None:
+    expected = [
+        "ExecResult",
+        "ResourceLimits",
+        "Sandbox",
+        "SandboxError",
+        "available_backends",
+        "default_backend",
+        "get_backend",
+        "sandbox",
+    ]
+    assert sandbox_pkg.__all__ == expected
+
+
+def test_builtin_backends_are_registered() -> None:
+    for name in ("bwrap", "docker", "podman", "process"):
+        assert get_backend(name).name == name
+    assert get_backend("process").isolated is False
+    assert get_backend("bwrap").isolated is True
+
+
+def test_unknown_name_lists_valid_names() -> None:
+    with pytest.raises(SandboxError) as info:
+        get_backend("firecracker")
+    assert "'firecracker'" in str(info.value)
+    assert "bwrap, docker, podman, process" in str(info.value)
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_register_and_duplicate_raises() -> None:
+    @sandbox("fake")
+    class Fake(Sandbox):
+        isolated = False
+
+        def exec(
+            self,
+            command: str | Sequence[str],
+            *,
+            stdin: str | None = None,
+            cwd: str = "/workspace",
+            env: Mapping[str, str] | None = None,
+            limits: ResourceLimits | None = None,
+        ) -> ExecResult:
+            return ExecResult(0, "", "", 0.0, None)
+
+    assert get_backend("fake") is Fake and Fake.name == "fake"
+    assert "fake" in available_backends()
+    with pytest.raises(SandboxError, match=r"'fake' is already registered by .*Fake"):
+        sandbox("fake")(Fake)
+
+
+def test_decorator_rejects_bad_use() -> None:
+    with pytest.raises(SandboxError, match="non-empty string"):
+        sandbox("")
+    with pytest.raises(SandboxError, match="must decorate a Sandbox subclass"):
+        sandbox("nope")(int)  # type: ignore[type-var]
+
+
+def test_process_is_always_available() -> None:
+    assert "process" in available_backends()
+
+
+def test_default_backend_prefers_bwrap() -> None:
+    if get_backend("bwrap").available():
+        assert default_backend() == "bwrap"
+    else:
+        with pytest.warns(RuntimeWarning, match="NOT isolated"):
+            assert default_backend() == "process"
+
+
+def test_default_backend_falls_back_loudly(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    bwrap = get_backend("bwrap")
+    monkeypatch.setattr(bwrap, "unavailable_reason", classmethod(lambda cls: "no bwrap here"))
+    with pytest.warns(RuntimeWarning, match=r"no bwrap here.*NOT isolated.*Install bubblewrap"):
+        assert default_backend() == "process"
+    assert "NOT isolated" in caplog.text
