@@ -30,6 +30,9 @@ class AgentTurn(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage | None = None
     give_up: bool = Field(False, description="The agent says it cannot do the task.")
+    retries: int = Field(
+        0, ge=0, description="Provider retries this turn took (429, 5xx, timeouts); 0 when none."
+    )
 
 
 class Observation(BaseModel):

@@ -40,3 +40,32 @@ def default_run_dir(suite: str, agent: str) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{suite}-{agent}")[:80]
     return Path("runs") / f"{slug}-{stamp}"
+
+
+PROVIDER_ENV = {
+    "openai": {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"},
+    "anthropic": {"base_url": "ANTHROPIC_BASE_URL", "api_key": "ANTHROPIC_API_KEY"},
+}
+"""Agent options of each provider kind that the CLI fills from the environment."""
+
+
+def provider_options(agent: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Fill a provider agent's endpoint, key and prices from the environment.
+
+    ``--agent-arg`` wins; an API key recorded as ``<redacted>`` (a resumed run)
+    is filled again. ``TOOLPROOF_PRICES`` names extra price files (``,``-separated).
+    """
+    from toolproof.engine.config import REDACTED
+
+    kind = agent.partition(":")[0]
+    if kind not in PROVIDER_ENV:
+        return options
+    filled = dict(options)
+    for key, var in PROVIDER_ENV[kind].items():
+        value = os.environ.get(var)
+        if value and filled.get(key) in (None, REDACTED):
+            filled[key] = value
+    prices = os.environ.get("TOOLPROOF_PRICES")
+    if prices and "prices" not in filled:
+        filled["prices"] = prices
+    return filled

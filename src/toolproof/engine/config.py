@@ -39,6 +39,13 @@ class RunConfig(BaseModel):
     max_sandboxes: int | None = Field(
         None, ge=1, description="At most this many sandboxed commands at once."
     )
+    sandbox: str | None = Field(
+        None,
+        description=(
+            "Sandbox backend of run_command for tasks and suites that name none "
+            "(None: bwrap where it works, else process, which is NOT isolated)."
+        ),
+    )
 
     @field_serializer("agent_options")
     def _redact_secrets(self, options: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:

@@ -77,7 +77,7 @@ class RayExecutor:
         self._size = int(options.get("actors", 2))
         parallel = int(options.get("parallel", 16))
         self._concurrency = max(1, math.ceil(parallel / self._size))
-        self._config_json = worker.config.model_dump_json()
+        self._config_json = worker.config.model_dump_json(context={"with_secrets": True})
         run_dir = options.get("run_dir")
         self._run_dir = str(run_dir) if run_dir else None
         remote = self._ray.remote(num_cpus=float(options.get("actor_cpus", 0.5)))(_EpisodeActor)

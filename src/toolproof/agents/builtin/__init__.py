@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import importlib
 
-BUILTIN = ("oracle", "noop", "random_agent", "python_agent")
+BUILTIN = ("oracle", "noop", "random_agent", "python_agent", "flawed")
 """Modules that register built-in kinds. Adapters for providers add theirs to ADAPTERS."""
 
-ADAPTERS: tuple[str, ...] = ()
+ADAPTERS: tuple[str, ...] = (
+    "openai_chat",
+    "anthropic_messages",
+    "http_agent",
+)
 """Modules of ``toolproof.agents.adapters`` registering provider kinds (SDKs imported lazily)."""
 
 _loaded = False
