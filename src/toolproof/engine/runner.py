@@ -172,10 +172,8 @@ class Runner:
             await asyncio.gather(*workers, return_exceptions=True)
 
     def finalize(self, store: RunStore) -> dict[str, Any]:
-        """Compute the summary from everything stored and write it."""
+        """Compute the summary from everything stored (one record at a time) and write it."""
         with RunReader(self.run_dir) as reader:
-            records = list(reader.records())
-            meta = reader.meta()
-        summary = summarize(records, meta)
+            summary = summarize(reader.records(), reader.meta())
         store.finalize(summary)
         return summary

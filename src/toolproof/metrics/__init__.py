@@ -1,12 +1,33 @@
-"""Metrics: statistics over episode results.
+"""Metrics: statistics over episode results, the run summary, comparisons and baselines.
 
 Map:
     * :mod:`toolproof.metrics.stats` - pure, stdlib-only statistics: Wilson
       intervals, percentile bootstrap, pass@k / pass^k, exact McNemar, paired
       bootstrap and percentiles.
+    * :mod:`toolproof.metrics.summary` - ``summarize(records, meta)``, the
+      summary.json document: per-episode reduction (``_episode``, ``_calls``),
+      the streaming metric block (``_aggregate``) and its breakdown
+      (``_breakdown``). Names and definitions: ``docs/metrics.md``.
+    * :mod:`toolproof.metrics.compare` - paired comparison of two runs
+      (McNemar, paired bootstrap; rows in ``_paired``) and the flipped tasks.
+    * :mod:`toolproof.metrics.baseline` - named baseline runs per suite version.
+    * :mod:`toolproof.metrics.failures` - failed episodes grouped by failure mode.
 """
 
-from toolproof.metrics.summary import summarize
+from toolproof.metrics.baseline import (
+    BaselineError,
+    find_baseline,
+    list_baselines,
+    save_baseline,
+)
+from toolproof.metrics.compare import (
+    Comparison,
+    ComparisonMismatch,
+    Flip,
+    compare_runs,
+    compare_stats,
+)
+from toolproof.metrics.failures import FailedEpisode, failures_by_mode
 from toolproof.metrics.stats import (
     PairedDiff,
     Proportion,
@@ -23,11 +44,22 @@ from toolproof.metrics.stats import (
     proportion,
     wilson_interval,
 )
+from toolproof.metrics.summary import summarize
 
 __all__ = [
+    "BaselineError",
+    "Comparison",
+    "ComparisonMismatch",
+    "FailedEpisode",
+    "Flip",
     "PairedDiff",
     "Proportion",
     "bootstrap_mean_ci",
+    "compare_runs",
+    "compare_stats",
+    "failures_by_mode",
+    "find_baseline",
+    "list_baselines",
     "mcnemar_exact",
     "mean_pass_at_k",
     "mean_pass_hat_k",
@@ -38,6 +70,7 @@ __all__ = [
     "pass_hat_k",
     "percentile",
     "proportion",
+    "save_baseline",
     "summarize",
     "wilson_interval",
 ]

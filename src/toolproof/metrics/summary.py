@@ -1,66 +1,107 @@
 """The run summary: the headline numbers written to ``summary.json``.
 
-Infra errors are counted and reported but kept out of every denominator.
+``summarize`` streams the records once: each is reduced to an
+:class:`~toolproof.metrics._episode.EpisodeStats` and counted in the run's
+:class:`~toolproof.metrics._aggregate.Aggregate` and in its breakdown groups.
+Infra errors are counted and reported but kept out of every denominator. Every
+metric name is documented in ``docs/metrics.md``.
+
+Layout::
+
+    toolproof_summary, suite, agent, track, config, environment
+    episodes            planned, finished, scored, infra_errors, infra_retries, complete
+    <metric block>      success, pass_at_k, pass_hat_k, pass_k_tasks, levels, pass_strict,
+                        pass_loose, efficiency, tool_use, redundancy, latency, tokens,
+                        cost, judge, answers, terminations, failure_modes
+    breakdown           {category|type|difficulty|domain|tag|scoring: {group: <metric block>}}
+    tasks               {task id: {facts..., epochs: [per-episode numbers]}}
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from toolproof.results import EpisodeRecord
 
-from .stats import proportion
+from ._aggregate import Aggregate, _r
+from ._breakdown import Breakdown
+from ._episode import EpisodeStats, episode_stats
+
+SUMMARY_VERSION = 2
+"""Version of the summary.json layout (``toolproof_summary``); bumped on incompatible change."""
 
 
-def _scored(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
-    return [r for r in records if not r.infra_error]
+def _epoch_entry(stats: EpisodeStats) -> dict[str, Any]:
+    return {
+        "epoch": stats.epoch,
+        "passed": stats.passed,
+        "level": stats.level,
+        "termination": stats.termination,
+        "fraction": _r(stats.fraction),
+        "infra_error": stats.infra_error,
+        "failure_mode": stats.failure_mode,
+        "failure_step": stats.failure_step,
+        "tool_calls": stats.calls.calls,
+        "reference_calls": stats.reference_calls,
+        "efficiency": _r(stats.efficiency),
+        "redundant_calls": stats.calls.redundant,
+        "agent_s": _r(stats.agent_s),
+        "tool_s": _r(stats.tool_s),
+        "tokens": stats.tokens,
+        "cost_usd": _r(stats.cost_usd),
+        "pricing": stats.pricing,
+    }
 
 
-def summarize(records: Sequence[EpisodeRecord], meta: dict[str, Any]) -> dict[str, Any]:
-    """Summary of a run: config facts, success with a 95% CI, levels, terminations, per task."""
-    scored = _scored(records)
-    passed = sum(1 for r in scored if r.score.passed)
+def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[str, Any]:
+    """Summary of a run: config facts, the metric block overall and broken down, per task.
+
+    Args:
+        records: The run's episodes, in any order; consumed once (a generator is fine).
+        meta: The run's recorded facts (config, suite, track, environment, planned).
+
+    Returns:
+        The summary.json document.
+    """
+    overall = Aggregate()
+    breakdown = Breakdown()
     tasks: dict[str, dict[str, Any]] = {}
-    for record in sorted(records, key=lambda r: (r.task.id, r.epoch)):
+    for record in records:
+        stats = episode_stats(record)
+        overall.add(stats)
+        breakdown.add(stats)
         entry = tasks.setdefault(
-            record.task.id,
+            stats.task_id,
             {
-                "category": record.task.category,
-                "type": record.task.type,
-                "difficulty": record.task.difficulty,
+                "category": stats.category,
+                "type": stats.type,
+                "difficulty": stats.difficulty,
+                "domain": stats.domain,
+                "tags": list(stats.tags),
+                "judged": stats.judged,
                 "epochs": [],
             },
         )
-        entry["epochs"].append(
-            {
-                "epoch": record.epoch,
-                "passed": record.score.passed,
-                "level": record.score.level.value,
-                "termination": record.score.termination.value,
-                "fraction": round(record.score.fraction, 6),
-            }
-        )
-    usage_in = sum(r.trajectory.usage().input_tokens for r in records)
-    usage_out = sum(r.trajectory.usage().output_tokens for r in records)
+        entry["epochs"].append(_epoch_entry(stats))
+    for entry in tasks.values():
+        entry["epochs"].sort(key=lambda e: e["epoch"])
+    block = overall.to_dict()
+    planned = meta.get("planned", overall.finished)
+    episodes = {
+        "planned": planned,
+        **block.pop("episodes"),
+        "complete": overall.finished >= planned,
+    }
     return {
-        "toolproof_summary": 1,
+        "toolproof_summary": SUMMARY_VERSION,
         "suite": meta.get("suite", {}),
         "agent": meta.get("config", {}).get("agent"),
         "track": meta.get("track"),
         "config": meta.get("config", {}),
         "environment": meta.get("environment", {}),
-        "episodes": {
-            "planned": meta.get("planned", len(records)),
-            "finished": len(records),
-            "scored": len(scored),
-            "infra_errors": len(records) - len(scored),
-            "complete": len(records) >= meta.get("planned", len(records)),
-        },
-        "success": proportion(passed, len(scored)).to_dict(),
-        "levels": dict(sorted(Counter(r.score.level.value for r in scored).items())),
-        "terminations": dict(sorted(Counter(r.score.termination.value for r in records).items())),
-        "tokens": {"input": usage_in, "output": usage_out},
-        "tasks": tasks,
+        "episodes": episodes,
+        **block,
+        "breakdown": breakdown.to_dict(),
+        "tasks": dict(sorted(tasks.items())),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from toolproof.trajectory import Termination
 
 from .base import CheckResult, Level, Score, ScoringContext, evaluators
+from .failure import classify_failure
 from .levels import grade
 
 
@@ -39,15 +40,24 @@ def score_episode(ctx: ScoringContext) -> Score:
                 )
             )
     termination = ctx.trajectory.termination
+    if any(r.data.get("infra_error") for r in results if r.kind == "judge"):
+        termination = Termination.INFRA_ERROR  # the judge failed, not the agent
     calls = len(ctx.trajectory.tool_calls())
     level, fraction = grade(ctx.instance, results, termination, calls, len(ctx.trajectory.steps))
     if termination is Termination.INFRA_ERROR:
         level = Level.FAIL
+    passed = level in (Level.PERFECT, Level.ACCEPTABLE)
+    failure = classify_failure(
+        ctx.instance, ctx.trajectory, results, passed=passed, termination=termination
+    )
     return Score(
-        passed=level in (Level.PERFECT, Level.ACCEPTABLE),
+        passed=passed,
         level=level,
         fraction=fraction,
         checks=results,
         termination=termination,
         tool_calls=calls,
+        failure_mode=None if failure is None else failure.mode.value,
+        failure_step=None if failure is None else failure.step,
+        judged=any(r.kind == "judge" for r in results),
     )

@@ -131,6 +131,13 @@ class ProcessCheck(_Check):
         description="Tools whose first successful calls must happen in this order.",
     )
     max_errors: int | None = Field(None, description="Maximum number of failed tool calls.")
+    forbid_policy_violations: bool = Field(
+        False,
+        description=(
+            "Fail if any call was refused as a policy violation (the task's policy rules, "
+            "paths outside the workspace)."
+        ),
+    )
 
 
 class EvidenceCheck(_Check):
@@ -162,8 +169,67 @@ class CustomCheck(_Check):
     args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments passed on.")
 
 
+class JudgeCheck(_Check):
+    """An LLM grades the answer (or the transcript) against a rubric, sampled N times.
+
+    The judge is called through the OpenAI SDK (any OpenAI-compatible endpoint).
+    Its model, prompt, samples and their spread are recorded in the check result;
+    its tokens count as judge cost, apart from the agent's.
+    """
+
+    kind: Literal["judge"] = "judge"
+    rubric: str = Field(min_length=1, description="What a good answer does, in words.")
+    scale: tuple[int, int] | Literal["pass_fail", "pass/fail"] = Field(
+        (1, 5),
+        description="[low, high] integer scale, or pass_fail for a pass/fail verdict.",
+    )
+    pass_threshold: float | None = Field(
+        None,
+        description=(
+            "Mean sample score needed to pass: on the scale for [low, high] (default: high), "
+            "the share of pass verdicts for pass_fail (default 0.5, a majority)."
+        ),
+    )
+    samples: int = Field(1, ge=1, le=25, description="How many times the judge is asked.")
+    model: str = Field(
+        pattern=r"^openai:\S+$", description="Judge model as 'openai:MODEL' (OpenAI-compatible)."
+    )
+    base_url: str | None = Field(
+        None, description="API base URL (default: the SDK's; judge options may override it)."
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int = Field(400, ge=16, description="Longest judge reply, in tokens.")
+    input: Literal["answer", "transcript"] = Field(
+        "answer", description="Show the judge the final answer only, or the whole transcript."
+    )
+    reference: bool | str = Field(
+        False,
+        description="Show a reference answer: true for the solution's answer, or the text itself.",
+    )
+    price: tuple[float, float] | None = Field(
+        None, description="USD per million input and output tokens; unset: judge cost unpriced."
+    )
+    timeout_s: float = Field(60.0, gt=0, description="Timeout of one judge request.")
+
+    @model_validator(mode="after")
+    def _scale_and_threshold(self) -> JudgeCheck:
+        if isinstance(self.scale, tuple):
+            low, high = self.scale
+            if low >= high:
+                raise ValueError(f"scale {list(self.scale)} must be [low, high] with low < high")
+            if self.pass_threshold is not None and not low <= self.pass_threshold <= high:
+                raise ValueError(
+                    f"pass_threshold {self.pass_threshold:g} is outside the scale [{low}, {high}]"
+                )
+        elif self.pass_threshold is not None and not 0 <= self.pass_threshold <= 1:
+            raise ValueError(
+                f"pass_threshold {self.pass_threshold:g} must be a share in [0, 1] for pass_fail"
+            )
+        return self
+
+
 Check = Annotated[
-    StateCheck | OutputCheck | ProcessCheck | EvidenceCheck | CustomCheck,
+    StateCheck | OutputCheck | ProcessCheck | EvidenceCheck | CustomCheck | JudgeCheck,
     Field(discriminator="kind"),
 ]
 """Any check a task may list under ``success``."""

@@ -86,9 +86,28 @@ def diff(before: Any, after: Any) -> dict[str, list[Any]]:
             changed[path] = [None, b[path]]
         elif path not in b:
             changed[path] = [a[path], None]
-        elif canonical_json(a[path]) != canonical_json(b[path]):
+        elif not same_leaf(a[path], b[path]):
             changed[path] = [a[path], b[path]]
     return changed
+
+
+def same_leaf(a: Any, b: Any) -> bool:
+    """Equal as JSON leaves: ``1 == 1.0`` but ``True != 1`` and ``{} != []``."""
+    if type(a) is type(b):
+        return bool(a == b)
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return not isinstance(a, bool) and not isinstance(b, bool) and a == b
+    return False
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, scalars), several times faster than deepcopy."""
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) for v in value]
+    return value
 
 
 def _grown_container(path: str, has: dict[str, Any], lacks: dict[str, Any]) -> bool:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -29,18 +27,25 @@ class WorldSnapshot(BaseModel):
         default_factory=dict,
         description="Relative path to [sha256, mode] (files) or [null, 0, target] (links).",
     )
+    dirs: dict[str, int] = Field(
+        default_factory=dict,
+        description="Every directory (empty ones too), relative path to its mode.",
+    )
     has_workspace: bool = False
 
     def digest(self) -> str:
         """Digest of the whole state."""
-        return _digest(self.records, self.files)
+        return _digest(self.records, self.files, self.dirs)
 
 
-def _digest(records: dict[str, Any], files: dict[str, list[Any]]) -> str:
+def _digest(records: dict[str, Any], files: dict[str, list[Any]], dirs: dict[str, int]) -> str:
     sha = hashlib.sha256(rec.canonical_json(records).encode())
     if files:
         sha.update(b"\0files\0")
         sha.update(rec.canonical_json(files).encode())
+    if dirs:
+        sha.update(b"\0dirs\0")
+        sha.update(rec.canonical_json(dirs).encode())
     return sha.hexdigest()
 
 
@@ -62,7 +67,7 @@ class World:
         fixtures_base: Path | None = None,
         tmp_root: Path | None = None,
     ) -> None:
-        self.records: dict[str, Any] = copy.deepcopy(spec.records)
+        self.records: dict[str, Any] = rec.copy_json(spec.records)
         self.workspace: Workspace | None = None
         self._tmpdir: str | None = None
         self._records_digest: str | None = None
@@ -92,28 +97,33 @@ class World:
         return self._records_digest
 
     def digest(self) -> str:
-        """Digest of the whole state, files included."""
-        files = self._files()
-        if not files:
-            return self.records_digest()
-        return _digest(self.records, files)
-
-    def _files(self) -> dict[str, list[Any]]:
+        """Digest of the whole state, files and directories included."""
         if self.workspace is None:
-            return {}
-        return {k: _entry_list(v) for k, v in self.workspace.manifest().items()}
+            return self.records_digest()
+        entries, dirs = self.workspace.scan()
+        if not entries and not dirs:
+            return self.records_digest()
+        return _digest(self.records, {k: _entry_list(v) for k, v in entries.items()}, dirs)
 
     def snapshot(self, blobs: BlobStore | None = None) -> WorldSnapshot:
-        """Capture the state; with ``blobs``, file contents are stored for a later restore."""
+        """Capture the state; with ``blobs``, file contents are stored for a later restore.
+
+        Unchanged files are not hashed again (see :meth:`Workspace.scan`) and content
+        the store holds already is not copied again, so a snapshot costs a walk of
+        the tree plus the files that changed.
+        """
         files: dict[str, list[Any]] = {}
+        dirs: dict[str, int] = {}
         if self.workspace is not None:
-            for rel, entry in self.workspace.manifest().items():
+            entries, dirs = self.workspace.scan()
+            for rel, entry in entries.items():
                 files[rel] = _entry_list(entry)
                 if blobs is not None and entry.sha256 is not None:
                     blobs.put_file(self.workspace.root / rel, entry.sha256)
         return WorldSnapshot(
-            records=copy.deepcopy(self.records),
+            records=rec.copy_json(self.records),
             files=files,
+            dirs=dirs,
             has_workspace=self.workspace is not None,
         )
 
@@ -125,25 +135,23 @@ class World:
     def restore(self, snapshot: WorldSnapshot, blobs: BlobStore | None = None) -> None:
         """Put the world back into a snapshot's state, byte for byte.
 
+        Only what differs is written: files whose content is already there stay.
+
         Raises:
             ValueError: the snapshot has files but no blob store was given.
         """
-        self.records = copy.deepcopy(snapshot.records)
+        self.records = rec.copy_json(snapshot.records)
         self.touch()
         if self.workspace is None:
             return
-        if snapshot.files and blobs is None:
+        if any(entry[0] is not None for entry in snapshot.files.values()) and blobs is None:
             raise ValueError("restoring files needs the blob store the snapshot was saved to")
-        self.workspace.clear()
-        for rel, entry in sorted(snapshot.files.items()):
-            target = self.workspace.root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if entry[0] is None:
-                os.symlink(entry[2], target)
-            else:
-                assert blobs is not None
-                blobs.copy_to(entry[0], target)
-                os.chmod(target, entry[1])
+
+        def fetch(sha: str, target: Path) -> None:
+            assert blobs is not None
+            blobs.copy_to(sha, target)
+
+        self.workspace.restore(snapshot.files, snapshot.dirs, fetch)
 
     @staticmethod
     def load_snapshot(blobs: BlobStore, ref: str) -> WorldSnapshot:

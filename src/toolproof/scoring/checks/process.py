@@ -61,6 +61,10 @@ def evaluate(spec: ProcessCheck, ctx: ScoringContext, index: int = 0) -> CheckRe
         errors = sum(1 for _, r in pairs if r is not None and r.is_error)
         if errors > spec.max_errors:
             failures.append(f"{errors} failed tool calls, at most {spec.max_errors} allowed")
+    if spec.forbid_policy_violations:
+        refused = [c.name for c, r in pairs if r is not None and r.error_kind == "policy_violation"]
+        if refused:
+            failures.append(f"{len(refused)} calls refused by policy ({', '.join(refused[:5])})")
     if failures:
         return result(spec, index, False, "; ".join(failures))
     return result(spec, index, True, f"process constraints met over {len(calls)} calls")

@@ -1,0 +1,212 @@
+"""Rows of a paired comparison: the compared metrics and their significance tests.
+
+Binary metrics are tested with the exact McNemar test over paired episodes;
+continuous ones with a paired percentile bootstrap over per-task means (see
+:mod:`toolproof.metrics.compare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._episode import EpisodeStats
+from .stats import mcnemar_exact, paired_bootstrap_diff
+
+Pair = tuple[EpisodeStats, EpisodeStats]
+"""The same task instance in run A and run B."""
+
+
+@dataclass(frozen=True)
+class CompareMetric:
+    """A metric the comparison reports.
+
+    Attributes:
+        name: Its name (``--metric NAME``).
+        description: What it is, for people.
+        binary: Tested with McNemar (True) or a paired bootstrap (False).
+        higher_is_better: Direction of improvement.
+        value: The per-episode value; None when undefined for that episode.
+    """
+
+    name: str
+    description: str
+    binary: bool
+    higher_is_better: bool
+    value: Callable[[EpisodeStats], float | None]
+
+
+def _per_call(part: Callable[[EpisodeStats], int]) -> Callable[[EpisodeStats], float | None]:
+    return lambda s: part(s) / s.calls.calls if s.calls.calls else None
+
+
+METRICS: dict[str, CompareMetric] = {
+    m.name: m
+    for m in [
+        CompareMetric("success", "episodes passed", True, True, lambda s: float(s.passed)),
+        CompareMetric(
+            "pass_loose", "perfect+acceptable+partial", True, True, lambda s: float(s.passed_loose)
+        ),
+        CompareMetric("hallucination", "episodes vetoed", True, False, lambda s: float(s.vetoed)),
+        CompareMetric("fraction", "partial-credit score", False, True, lambda s: s.fraction),
+        CompareMetric(
+            "tool_calls", "tool calls per episode", False, False, lambda s: float(s.calls.calls)
+        ),
+        CompareMetric(
+            "efficiency", "tool calls / reference calls", False, False, lambda s: s.efficiency
+        ),
+        CompareMetric(
+            "valid_arguments_rate",
+            "calls with valid arguments",
+            False,
+            True,
+            _per_call(lambda s: s.calls.valid_arguments),
+        ),
+        CompareMetric(
+            "redundancy_rate",
+            "redundant calls",
+            False,
+            False,
+            _per_call(lambda s: s.calls.redundant),
+        ),
+        CompareMetric("agent_s", "agent seconds per episode", False, False, lambda s: s.agent_s),
+        CompareMetric("tool_s", "tool seconds per episode", False, False, lambda s: s.tool_s),
+        CompareMetric(
+            "tokens", "agent tokens per episode", False, False, lambda s: float(s.tokens)
+        ),
+        CompareMetric(
+            "cost_usd", "agent USD per episode (priced only)", False, False, lambda s: s.cost_usd
+        ),
+    ]
+}
+"""The compared metrics, by name, in table order."""
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    """One row of the comparison: a metric in A and B, the change and its test.
+
+    ``change`` is ``b - a``; ``verdict`` is ``better``/``worse`` when the change
+    is significant (in the metric's direction), ``same`` when not, ``n/a``
+    when no pair had a value.
+    """
+
+    name: str
+    description: str
+    test: str
+    higher_is_better: bool
+    n: int
+    a: float | None
+    b: float | None
+    change: float | None
+    p_value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    a_only: int | None = None
+    b_only: int | None = None
+    significant: bool = False
+    verdict: str = "n/a"
+
+
+def _binary(metric: CompareMetric, pairs: list[Pair], alpha: float) -> MetricChange:
+    values = [(metric.value(x), metric.value(y)) for x, y in pairs]
+    both = [(bool(x), bool(y)) for x, y in values if x is not None and y is not None]
+    n = len(both)
+    if not n:
+        return _empty(metric, "mcnemar")
+    a_only = sum(1 for x, y in both if x and not y)
+    b_only = sum(1 for x, y in both if y and not x)
+    a, b = sum(x for x, _ in both) / n, sum(y for _, y in both) / n
+    p = mcnemar_exact(a_only, b_only)
+    return _row(metric, "mcnemar", n, a, b, p, None, None, alpha, a_only=a_only, b_only=b_only)
+
+
+def _continuous(
+    metric: CompareMetric,
+    pairs: list[Pair],
+    alpha: float,
+    resamples: int,
+    seed: int,
+) -> MetricChange:
+    by_task: dict[str, list[tuple[float, float]]] = {}
+    for x, y in pairs:
+        va, vb = metric.value(x), metric.value(y)
+        if va is not None and vb is not None:
+            by_task.setdefault(x.task_id, []).append((va, vb))
+    if not by_task:
+        return _empty(metric, "paired_bootstrap")
+    tasks = sorted(by_task)
+    a = [sum(v for v, _ in by_task[t]) / len(by_task[t]) for t in tasks]
+    b = [sum(v for _, v in by_task[t]) / len(by_task[t]) for t in tasks]
+    diff = paired_bootstrap_diff(a, b, resamples=resamples, seed=seed, confidence=1 - alpha)
+    return _row(
+        metric,
+        "paired_bootstrap",
+        len(tasks),
+        diff.mean_a,
+        diff.mean_b,
+        diff.p_value,
+        diff.ci_low,
+        diff.ci_high,
+        alpha,
+    )
+
+
+def _row(
+    metric: CompareMetric,
+    test: str,
+    n: int,
+    a: float,
+    b: float,
+    p: float,
+    low: float | None,
+    high: float | None,
+    alpha: float,
+    **extra: Any,
+) -> MetricChange:
+    change = b - a
+    significant = p < alpha and change != 0
+    verdict = "same"
+    if significant:
+        verdict = "better" if (change > 0) == metric.higher_is_better else "worse"
+    return MetricChange(
+        name=metric.name,
+        description=metric.description,
+        test=test,
+        higher_is_better=metric.higher_is_better,
+        n=n,
+        a=a,
+        b=b,
+        change=change,
+        p_value=p,
+        ci_low=low,
+        ci_high=high,
+        significant=significant,
+        verdict=verdict,
+        **extra,
+    )
+
+
+def _empty(metric: CompareMetric, test: str) -> MetricChange:
+    """The row of a metric no pair had a value for."""
+    return MetricChange(
+        name=metric.name,
+        description=metric.description,
+        test=test,
+        higher_is_better=metric.higher_is_better,
+        n=0,
+        a=None,
+        b=None,
+        change=None,
+        p_value=None,
+    )
+
+
+def metric_row(
+    metric: CompareMetric, pairs: list[Pair], alpha: float, resamples: int, seed: int
+) -> MetricChange:
+    """The row of one metric over the pairs."""
+    if metric.binary:
+        return _binary(metric, pairs, alpha)
+    return _continuous(metric, pairs, alpha, resamples, seed)
