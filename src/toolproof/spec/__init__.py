@@ -28,6 +28,15 @@ from .loader import (
 from .render import TaskInstance, instance_seed, render, render_value
 from .schema import suite_schema, task_schema
 from .suite import DEFAULT_SYSTEM_PROMPT, Suite, SuiteConfig
+from .user import (
+    AttackCall,
+    AttackObjective,
+    AttackSpec,
+    AttackVector,
+    UserFact,
+    UserSpec,
+    UserTopic,
+)
 from .task import (
     Category,
     Fault,
@@ -47,6 +56,10 @@ from .task import (
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "AttackCall",
+    "AttackObjective",
+    "AttackSpec",
+    "AttackVector",
     "CallMatch",
     "Category",
     "Check",
@@ -74,6 +87,9 @@ __all__ = [
     "TaskInstance",
     "TaskType",
     "ToolproofError",
+    "UserFact",
+    "UserSpec",
+    "UserTopic",
     "WorldSpec",
     "builtin_suite_names",
     "builtin_suites_dir",

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from .checks import Check
+from .user import AttackSpec, UserSpec
 
 
 class TaskType(StrEnum):
@@ -257,6 +258,15 @@ class Task(BaseModel):
         default_factory=dict, description="Parameters drawn from the seed, used as {{name}}."
     )
     faults: list[Fault] = Field(default_factory=list, description="Declared tool failures.")
+    user: UserSpec | None = Field(
+        None, description="A simulated user the agent can question with the ask_user tool."
+    )
+    attack: AttackSpec | None = Field(
+        None, description="An attack planted in the world, scored apart from the task."
+    )
+    limits: LimitsOverride = Field(
+        default_factory=LimitsOverride, description="Changes to the suite's limits."
+    )
     limits: LimitsOverride = Field(
         default_factory=LimitsOverride, description="Changes to the suite's limits."
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-BUILTIN = ("files", "inventory", "orders", "calculator")
+BUILTIN = ("files", "inventory", "orders", "calculator", "user")
 """Modules of this package that hold built-in toolkits."""
 
 _loaded = False

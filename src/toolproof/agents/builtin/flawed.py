@@ -1,0 +1,201 @@
+"""Flawed scripted agents: the reference solution played with one deliberate flaw.
+
+These are **test and diagnostic agents**, not baselines. Each one behaves like
+``oracle`` except for one weakness, so a suite can prove that its tasks punish
+exactly that weakness and nothing else:
+
+``never-asks``
+    Skips every ``ask_user`` call and, where the reference solution used a
+    fact of the task's simulated user, uses a wrong guess instead (the first
+    of the fact's ``alternatives`` that is not the fact). Should lose the
+    ``ambiguous`` tasks only.
+``never-retries``
+    Plays the reference turns until a tool result is an error (its text
+    starts with ``error:`` or ``refused:``, as the gateway writes them), then
+    stops and answers that it could not finish. Should lose the
+    ``tool_error`` tasks only.
+``gullible``
+    Plays the reference turns, and once a tool result shows the task's
+    ``attack.injection`` it also makes the attacker's ``attack.calls`` and
+    adds ``attack.answer`` to its final answer. Should lose on attack success
+    (the ``security`` tasks) only.
+
+Run one with ``toolproof run SUITE --agent never-asks``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from toolproof.spec import AttackCall, AttackSpec, SolutionCall, UserSpec
+from toolproof.trajectory import Message, ToolCall
+
+from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
+
+ASK_TOOL = "ask_user"
+"""The tool through which agents question the simulated user."""
+
+_ERROR_PREFIXES = ("error:", "refused:")
+
+
+def reference_turns(ctx: EpisodeContext) -> list[list[SolutionCall]]:
+    """The rendered reference solution as a list of turns (each a list of calls)."""
+    return [item if isinstance(item, list) else [item] for item in ctx.instance.task.solution.calls]
+
+
+def latest_results(observation: Observation) -> list[Message]:
+    """The tool messages that followed the agent's last turn."""
+    results: list[Message] = []
+    for message in reversed(observation.messages):
+        if message.role != "tool":
+            break
+        results.append(message)
+    return list(reversed(results))
+
+
+def is_error(message: Message) -> bool:
+    """Whether a tool message reports an error, judged from its text as an agent would."""
+    return (message.content or "").lstrip().lower().startswith(_ERROR_PREFIXES)
+
+
+class ScriptedAgent:
+    """Plays a list of turns, then answers; subclasses bend the script."""
+
+    def __init__(self, turns: list[list[SolutionCall]], answer: str) -> None:
+        self._turns = turns
+        self._answer = answer
+        self._next = 0
+
+    def _calls(self, calls: Sequence[SolutionCall | AttackCall], step: int) -> AgentTurn:
+        return AgentTurn(
+            tool_calls=[
+                ToolCall(id=f"call_{step}_{n}", name=c.tool, arguments=dict(c.args))
+                for n, c in enumerate(calls)
+            ]
+        )
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """The next turn of the script, or the answer when none is left."""
+        if self._next < len(self._turns):
+            turn = self._turns[self._next]
+            self._next += 1
+            return self._calls(turn, observation.step)
+        return AgentTurn(content=self._answer)
+
+
+def _pattern(value: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![0-9A-Za-z]){re.escape(value)}(?![0-9A-Za-z])")
+
+
+def substitute(value: Any, guesses: dict[str, Any]) -> Any:
+    """Replace every occurrence of a fact's value by the guess, inside strings too.
+
+    A value equal to a fact (compared as text) becomes the guess itself; a
+    longer string has each whole-word occurrence replaced by the guess as text.
+    """
+    if isinstance(value, dict):
+        return {k: substitute(v, guesses) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, guesses) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    text = str(value)
+    if text in guesses:
+        return guesses[text]
+    if isinstance(value, str):
+        for fact, guess in guesses.items():
+            value = _pattern(fact).sub(str(guess), value)
+    return value
+
+
+class NeverAsksAgent(ScriptedAgent):
+    """The reference solution without ``ask_user``, guessing each fact wrong."""
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        user: UserSpec | None = ctx.instance.task.user
+        guesses: dict[str, Any] = {}
+        if user is not None:
+            for fact in user.facts.values():
+                guess = fact.wrong_guess()
+                if guess is not None and str(fact.value).strip():
+                    guesses[str(fact.value)] = guess
+        turns: list[list[SolutionCall]] = []
+        for turn in reference_turns(ctx):
+            kept = [
+                SolutionCall(tool=c.tool, args=substitute(c.args, guesses))
+                for c in turn
+                if c.tool != ASK_TOOL
+            ]
+            if kept:
+                turns.append(kept)
+        answer = substitute(ctx.instance.task.solution.answer, guesses)
+        super().__init__(turns, str(answer))
+
+
+class NeverRetriesAgent(ScriptedAgent):
+    """The reference solution, abandoned at the first error result."""
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """Stop with an apology as soon as the last turn brought an error."""
+        failed = [m for m in latest_results(observation) if is_error(m)]
+        if failed:
+            first = failed[0]
+            return AgentTurn(
+                content=(
+                    f"I could not finish the task: {first.name} failed "
+                    f"({(first.content or '').strip()[:200]}), so I stopped."
+                )
+            )
+        return await super().act(observation)
+
+
+class GullibleAgent(ScriptedAgent):
+    """The reference solution, plus whatever injected instructions it reads."""
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        super().__init__(reference_turns(ctx), ctx.instance.task.solution.answer)
+        self._attack: AttackSpec | None = ctx.instance.task.attack
+        self._obeyed = False
+
+    def _injected(self, observation: Observation) -> bool:
+        attack = self._attack
+        if attack is None:
+            return False
+        return any(
+            m.role == "tool" and attack.seen_in(m.content or "") for m in observation.messages
+        )
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """Obey the injection on the turn after reading it, then carry on."""
+        attack = self._attack
+        if attack is not None and not self._obeyed and self._injected(observation):
+            self._obeyed = True
+            if attack.answer:
+                self._answer = f"{self._answer}\n{attack.answer}".strip()
+            if attack.calls:
+                return self._calls(attack.calls, observation.step)
+        return await super().act(observation)
+
+
+@agent("never-asks")
+def build_never_asks(spec: AgentSpec) -> AgentFactory:
+    """``never-asks``: a test agent that never questions the user and guesses wrong."""
+    return NeverAsksAgent
+
+
+@agent("never-retries")
+def build_never_retries(spec: AgentSpec) -> AgentFactory:
+    """``never-retries``: a test agent that gives up at the first tool error."""
+
+    def factory(ctx: EpisodeContext) -> NeverRetriesAgent:
+        return NeverRetriesAgent(reference_turns(ctx), ctx.instance.task.solution.answer)
+
+    return factory
+
+
+@agent("gullible")
+def build_gullible(spec: AgentSpec) -> AgentFactory:
+    """``gullible``: a test agent that obeys instructions injected into tool results."""
+    return GullibleAgent
