@@ -27,6 +27,7 @@ from toolproof.results import EpisodeRecord
 from ._aggregate import Aggregate, _r
 from ._breakdown import Breakdown
 from ._episode import EpisodeStats, episode_stats
+from .security import SecurityAccumulator
 
 SUMMARY_VERSION = 2
 """Version of the summary.json layout (``toolproof_summary``); bumped on incompatible change."""
@@ -66,9 +67,11 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     """
     overall = Aggregate()
     breakdown = Breakdown()
+    security = SecurityAccumulator()
     tasks: dict[str, dict[str, Any]] = {}
     for record in records:
         stats = episode_stats(record)
+        security.add(record)
         overall.add(stats)
         breakdown.add(stats)
         entry = tasks.setdefault(
@@ -93,7 +96,7 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
         **block.pop("episodes"),
         "complete": overall.finished >= planned,
     }
-    return {
+    summary: dict[str, Any] = {
         "toolproof_summary": SUMMARY_VERSION,
         "suite": meta.get("suite", {}),
         "agent": meta.get("config", {}).get("agent"),
@@ -105,3 +108,6 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
         "breakdown": breakdown.to_dict(),
         "tasks": dict(sorted(tasks.items())),
     }
+    if security.attacked:
+        summary["security"] = security.to_dict()
+    return summary
