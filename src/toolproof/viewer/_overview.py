@@ -1,0 +1,246 @@
+"""What the run and runs pages show, read from ``summary.json`` and the episode rows.
+
+``summary.json`` is read defensively: sections this module does not know are
+shown generically (flattened numbers), so new metrics appear without a change
+here. Aggregates over episodes come from :meth:`RunReader.rows` (columns only,
+never the record JSON) and are cached by the run database's modification time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from toolproof.metrics import percentile, proportion
+from toolproof.results import DB_NAME, SUMMARY, RunReader
+
+_KNOWN = {
+    "toolproof_summary",
+    "suite",
+    "agent",
+    "track",
+    "config",
+    "environment",
+    "episodes",
+    "success",
+    "levels",
+    "terminations",
+    "tasks",
+    "breakdown",
+    "breakdowns",
+    "failure_modes",
+}
+_DIMENSIONS = ("category", "type", "difficulty", "domain")
+_MAX_EXTRAS = 200
+
+
+def prop(successes: int, n: int) -> dict[str, Any]:
+    """A success rate with its 95% Wilson interval, as JSON."""
+    return proportion(successes, n).to_dict()
+
+
+def _is_prop(value: Any) -> bool:
+    return isinstance(value, dict) and "rate" in value and "n" in value
+
+
+def _success_of(group: Any) -> dict[str, Any] | None:
+    """The success proportion of a breakdown group: the group itself or its metric block's."""
+    if _is_prop(group):
+        return dict(group)
+    if isinstance(group, dict) and _is_prop(group.get("success")):
+        return dict(group["success"])
+    return None
+
+
+def _given_breakdowns(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in ("breakdown", "breakdowns"):
+        given = summary.get(name)
+        if not isinstance(given, dict):
+            continue
+        for dim, groups in given.items():
+            if isinstance(groups, list):
+                groups = {g.get("key", g.get("name")): g for g in groups if isinstance(g, dict)}
+            if not isinstance(groups, dict):
+                continue
+            rows = []
+            for key, group in groups.items():
+                success = _success_of(group)
+                if success is not None:
+                    rows.append({**success, "key": str(key)})
+            if rows:
+                out.setdefault(str(dim), rows)
+    return out
+
+
+def breakdowns(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Success by category, type, difficulty, domain (and any other the summary breaks down by).
+
+    Groups the summary gives (``breakdown``) are taken as they are; for older
+    summaries they are counted from ``summary["tasks"]`` (infra errors excluded).
+    """
+    out = _given_breakdowns(summary)
+    tasks = summary.get("tasks")
+    if not isinstance(tasks, dict):
+        return out
+    for dim in _DIMENSIONS:
+        if dim in out:
+            continue
+        counts: dict[str, list[int]] = {}
+        for entry in tasks.values():
+            if not isinstance(entry, dict) or entry.get(dim) is None:
+                continue
+            cell = counts.setdefault(str(entry[dim]), [0, 0])
+            for epoch in entry.get("epochs", []):
+                if epoch.get("termination") != "infra_error":
+                    cell[0] += bool(epoch.get("passed"))
+                    cell[1] += 1
+        if counts:
+            out[dim] = [{"key": k, **prop(s, n)} for k, (s, n) in sorted(counts.items())]
+    return out
+
+
+def extras(summary: dict[str, Any]) -> list[list[Any]]:
+    """Numbers of summary sections this module does not know, as ``[name, value]`` pairs."""
+    found: list[list[Any]] = []
+
+    def walk(prefix: str, value: Any, depth: int) -> None:
+        if len(found) >= _MAX_EXTRAS:
+            return
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            found.append([prefix, value])
+        elif isinstance(value, dict) and depth < 3:
+            if _is_prop(value):
+                found.append(
+                    [prefix, {k: value[k] for k in ("rate", "ci_low", "ci_high") if k in value}]
+                )
+                return
+            for key, sub in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), sub, depth + 1)
+
+    for key in sorted(summary):
+        if key not in _KNOWN:
+            walk(key, summary[key], 0)
+    return found
+
+
+def histogram(values: Iterable[float], bins: int = 20) -> dict[str, Any]:
+    """Equal-width bins over the values: edges and counts, plus median and p95."""
+    data = sorted(float(v) for v in values if v is not None and v == v)  # v == v: not NaN
+    if not data:
+        return {"edges": [], "counts": [], "median": None, "p95": None, "n": 0, "discrete": False}
+    low, high = data[0], data[-1]
+    discrete = all(v.is_integer() for v in data) and high - low < bins
+    if discrete:
+        low, high, bins = low - 0.5, high + 0.5, int(high - low) + 1  # one bar per value
+    width = (high - low) / bins or 1.0
+    counts = [0] * bins
+    for v in data:
+        counts[min(bins - 1, int((v - low) / width))] += 1
+    edges = [low + i * width for i in range(bins + 1)]
+    return {
+        "edges": edges,
+        "counts": counts,
+        "median": percentile(data, 50),
+        "p95": percentile(data, 95),
+        "n": len(data),
+        "discrete": discrete,
+    }
+
+
+def from_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Aggregates over episode rows: counts, facets, failure modes, distributions, totals."""
+    scored = [r for r in rows if r["termination"] != "infra_error"]
+    costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+    modes = Counter(r["failure_mode"] or "unclassified" for r in scored if not r["passed"])
+    return {
+        "success": prop(sum(r["passed"] for r in scored), len(scored)),
+        "levels": dict(Counter(r["level"] for r in scored).most_common()),
+        "terminations": dict(Counter(r["termination"] for r in rows).most_common()),
+        "failure_modes": dict(modes.most_common()),
+        "facets": {
+            col: sorted({str(r[col]) for r in rows if r[col] is not None})
+            for col in ("category", "type", "difficulty", "level", "termination", "failure_mode")
+        },
+        "distributions": {
+            "steps": histogram(r["n_steps"] for r in rows),
+            "tool_calls": histogram(r["n_tool_calls"] for r in rows),
+            "duration_s": histogram(r["duration_s"] for r in rows),
+            "tokens": histogram(r["input_tokens"] + r["output_tokens"] for r in rows),
+            "cost_usd": histogram(costs),
+        },
+        "totals": {
+            "episodes": len(rows),
+            "input_tokens": sum(r["input_tokens"] for r in rows),
+            "output_tokens": sum(r["output_tokens"] for r in rows),
+            "cost_usd": sum(costs) if costs else None,
+            "duration_s": sum(r["duration_s"] for r in rows),
+        },
+    }
+
+
+def stamp_of(run_dir: Path) -> tuple[float, ...]:
+    """Modification times that change whenever the run does (the WAL file too, mid-run)."""
+    names = (DB_NAME, f"{DB_NAME}-wal", SUMMARY)
+    return tuple((run_dir / n).stat().st_mtime if (run_dir / n).exists() else 0.0 for n in names)
+
+
+class OverviewCache:
+    """Per-run overviews, recomputed when the run's files change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: dict[Path, tuple[tuple[float, ...], dict[str, Any]]] = {}
+
+    def get(self, run_dir: Path) -> dict[str, Any]:
+        """The overview of one run (see :func:`overview`)."""
+        stamp = stamp_of(run_dir)
+        with self._lock:
+            hit = self._cache.get(run_dir)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        value = overview(run_dir)
+        with self._lock:
+            self._cache[run_dir] = (stamp, value)
+        return value
+
+
+def overview(run_dir: Path) -> dict[str, Any]:
+    """Everything the run page shows above the table, JSON-ready."""
+    with RunReader(run_dir) as reader:
+        summary = reader.summary() or {}
+        meta = reader.meta()
+        rows = reader.rows()
+        first = reader.record(rows[0]["key"]) if rows else None
+    computed = from_rows(rows)
+    suite = summary.get("suite") or meta.get("suite") or {}
+    config = summary.get("config") or meta.get("config") or {}
+    episodes = summary.get("episodes") or {}
+    success = summary.get("success") if _is_prop(summary.get("success")) else computed["success"]
+    return {
+        "suite": {k: suite.get(k) for k in ("name", "version", "seed", "digest")},
+        "agent": summary.get("agent") or config.get("agent"),
+        "track": summary.get("track") or meta.get("track"),
+        "started_at": first.trajectory.started_at if first is not None else None,
+        "finished": bool(summary),
+        "episodes": {
+            "planned": episodes.get("planned", meta.get("planned", len(rows))),
+            "finished": len(rows),
+            "infra_errors": computed["terminations"].get("infra_error", 0),
+            "complete": episodes.get("complete", len(rows) >= meta.get("planned", len(rows))),
+        },
+        "success": success,
+        "levels": summary.get("levels") or computed["levels"],
+        "terminations": computed["terminations"],
+        "failure_modes": computed["failure_modes"],
+        "breakdowns": breakdowns(summary),
+        "distributions": computed["distributions"],
+        "totals": computed["totals"],
+        "facets": computed["facets"],
+        "extras": extras(summary),
+        "environment": summary.get("environment") or meta.get("environment") or {},
+        "config": config,
+    }
