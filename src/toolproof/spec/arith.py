@@ -52,6 +52,10 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 _MAX_POWER = 10_000
 _MAX_LENGTH = 500
+_MAX_BITS = 14_000
+"""Largest integer an expression may build (about 4,200 digits, still printable)."""
+_MAX_ITEMS = 10_000
+"""Longest string or list a repetition (``'ab' * n``) may build."""
 
 
 class ExpressionError(ValueError):
@@ -75,12 +79,29 @@ def evaluate(expression: str, names: Mapping[str, Any] | None = None) -> Any:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse {expression!r}: {exc.msg}") from None
+    except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, deep nesting
+        raise ExpressionError(f"cannot parse {expression!r}: {exc}") from None
     try:
         return _eval(tree.body, names or {})
+    except ExpressionError:
+        raise
     except ZeroDivisionError:
         raise ExpressionError(f"division by zero in {expression!r}") from None
-    except (TypeError, OverflowError) as exc:
+    except (TypeError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
+        # ValueError: sqrt(-1), int('x'), index() of a missing item.
         raise ExpressionError(f"cannot compute {expression!r}: {exc}") from None
+
+
+def _refuse_oversized(op: ast.operator, lhs: Any, rhs: Any) -> None:
+    """Refuse, before computing it, a power or repetition too large to hold or print."""
+    powers = isinstance(op, ast.Pow) and isinstance(lhs, int) and isinstance(rhs, int)
+    if powers and rhs > 0 and max(abs(lhs).bit_length() - 1, 0) * rhs > _MAX_BITS:
+        raise ExpressionError(f"{lhs} ** {rhs} is too large")
+    if isinstance(op, ast.Mult):
+        for seq, times in ((lhs, rhs), (rhs, lhs)):
+            sized = isinstance(seq, str | list) and isinstance(times, int)
+            if sized and len(seq) * times > _MAX_ITEMS:
+                raise ExpressionError(f"a repetition of {times} is too large")
 
 
 def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
@@ -98,7 +119,11 @@ def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
             lhs, rhs = _eval(left, names), _eval(right, names)
             if isinstance(op, ast.Pow) and isinstance(rhs, int | float) and abs(rhs) > _MAX_POWER:
                 raise ExpressionError(f"exponent {rhs} is too large")
-            return _BINARY[type(op)](lhs, rhs)
+            _refuse_oversized(op, lhs, rhs)
+            value = _BINARY[type(op)](lhs, rhs)
+            if isinstance(value, int) and value.bit_length() > _MAX_BITS:
+                raise ExpressionError(f"the result has more than {_MAX_BITS} bits")
+            return value
         case ast.UnaryOp(op=op, operand=operand) if type(op) in _UNARY:
             return _UNARY[type(op)](_eval(operand, names))
         case ast.Compare(left=left, ops=ops, comparators=comparators):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from . import arith
 from ._yamlsrc import Loc, SourceMap, load_document
 from .errors import Problem, SpecError
-from .render import draw_params, instance_seed, render_template
+from .render import draw_params, instance_seed, render_template, render_value
 from .suite import Suite, SuiteConfig
 from .task import ParamSpec, Task
 
@@ -161,8 +161,9 @@ def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
             params = draw_params(specs, random.Random(seed))
             rendered = render_template(data, params)
         except arith.ExpressionError as exc:
+            loc = _failing_expression(data, specs, seed)
             problems.append(
-                Problem(path, source.line_of(("params",)), "params", f"{exc} (epoch {epoch})")
+                Problem(path, source.line_of(loc), _field_text(loc), f"{exc} (epoch {epoch})")
             )
             break
         try:
@@ -179,6 +180,40 @@ def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
     if problems:
         raise SpecError(problems)
     return task
+
+
+def _failing_expression(data: dict[str, Any], specs: dict[str, ParamSpec], seed: int) -> Loc:
+    """Where the expression that failed to compute is: a parameter, a template or a ``when``."""
+    params: dict[str, Any] = {}
+    for name in specs:
+        try:  # parameters draw in order from one generator, so a prefix draws the same values
+            params = draw_params({n: specs[n] for n in [*params, name]}, random.Random(seed))
+        except arith.ExpressionError:
+            return ("params", name)
+
+    def walk(value: Any, loc: Loc) -> Loc | None:
+        if isinstance(value, str):
+            try:
+                if loc[-1:] == ("when",) and "solution" in loc:
+                    arith.evaluate(value, params)
+                render_value(value, params)
+            except arith.ExpressionError:
+                return loc
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if loc == () and key == "params":
+                    continue
+                found = walk(key, (*loc, key)) or walk(item, (*loc, key))
+                if found is not None:
+                    return found
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                found = walk(item, (*loc, index))
+                if found is not None:
+                    return found
+        return None
+
+    return walk(data, ()) or ("params",)
 
 
 _EPOCHS_CHECKED = 5
@@ -214,13 +249,13 @@ def _semantic_problems(task: Task, path: Path, source: SourceMap) -> list[Proble
                         f"{tool!r} is not in this task's tools; add it to tools",
                     )
                 )
-    for fault in task.faults:
+    for index, fault in enumerate(task.faults):
         if fault.tool not in allowed and not has_toolkit:
             problems.append(
                 Problem(
                     path,
-                    source.line_of(("faults",)),
-                    "faults",
+                    source.line_of(("faults", index, "tool")),
+                    f"faults[{index}].tool",
                     f"{fault.tool!r} is not in this task's tools",
                 )
             )

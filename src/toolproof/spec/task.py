@@ -141,6 +141,11 @@ class ParamSpec(BaseModel):
             )
         if self.sample is not None and (self.k is None or self.k > len(self.sample)):
             raise ValueError("sample needs k between 1 and the length of the list")
+        for bounds in (self.int_range, self.float_range):
+            if bounds is not None and bounds[0] > bounds[1]:
+                raise ValueError(f"the range {list(bounds)} is empty; write it as [low, high]")
+        if self.choice is not None and not self.choice:
+            raise ValueError("choice needs at least one value")
         return self
 
 

@@ -5,6 +5,7 @@ A floor for every metric: a task that ``random`` passes often does not test much
 
 from __future__ import annotations
 
+import math
 import random
 import string
 from typing import Any
@@ -14,6 +15,16 @@ from toolproof.trajectory import ToolCall, ToolSchema
 from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
 
 _WORDS = ["A", "B", "C1", "O1001", "/workspace", "/workspace/data", "x", "report", "7", "tools"]
+
+
+def _bounds(schema: dict[str, Any]) -> tuple[float, float]:
+    """``[minimum, maximum]``; a missing bound is put about 55 away from the other (-5, 50)."""
+    low, high = float(schema.get("minimum", -5)), float(schema.get("maximum", 50))
+    if "maximum" not in schema:
+        high = max(high, low + 55)
+    if "minimum" not in schema:
+        low = min(low, high - 55)
+    return low, high
 
 
 def random_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> Any:
@@ -26,11 +37,11 @@ def random_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
     if isinstance(kind, list):
         kind = rng.choice([k for k in kind if k != "null"] or ["null"])
     if kind == "integer":
-        return rng.randint(int(schema.get("minimum", -5)), int(schema.get("maximum", 50)))
+        low, high = _bounds(schema)
+        return rng.randint(math.ceil(low), math.floor(high))
     if kind == "number":
-        return round(
-            rng.uniform(float(schema.get("minimum", -5)), float(schema.get("maximum", 50))), 2
-        )
+        low, high = _bounds(schema)
+        return min(max(round(rng.uniform(low, high), 2), low), high)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":

@@ -14,6 +14,8 @@ from ..base import CheckResult, ScoringContext, check, result
 
 
 def _same(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, bool) or isinstance(actual, bool):  # bools are ints: keep apart
+        return type(expected) is type(actual) and expected == actual
     if isinstance(expected, int | float) and isinstance(actual, int | float):
         return not isinstance(expected, bool) and abs(float(expected) - float(actual)) < 1e-9
     return bool(expected == actual)

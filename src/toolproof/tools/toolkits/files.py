@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from toolproof.trajectory import ToolKind
 from toolproof.worlds import PathEscapeError, Workspace
@@ -27,9 +29,30 @@ def _resolve(ctx: ToolContext, path: str, *, must_exist: bool = False) -> tuple[
         raise ToolError(str(exc), kind="policy_violation") from None
     except FileNotFoundError as exc:
         raise ToolError(str(exc)) from None
+    except ValueError as exc:  # e.g. an embedded null byte
+        raise ToolError(f"invalid path {path!r}: {exc}") from None
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _os_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Report an OS error the agent's path caused (a file where a directory must be, a name
+    too long) as a tool error naming the path as the agent wrote it, not as a harness crash."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except OSError as exc:
+            raise ToolError(f"{kwargs.get('path', '')}: {exc.strerror or exc}") from None
+
+    return wrapper
 
 
 @tool(kind=ToolKind.READ)
+@_os_errors
 def list_files(ctx: ToolContext, path: str = "/workspace", recursive: bool = False) -> list[str]:
     """List the files and directories at a path (directories end with '/').
 
@@ -49,6 +72,7 @@ def list_files(ctx: ToolContext, path: str = "/workspace", recursive: bool = Fal
 
 
 @tool(kind=ToolKind.READ)
+@_os_errors
 def read_file(ctx: ToolContext, path: str) -> str:
     """Read a text file and return its content.
 
@@ -63,6 +87,7 @@ def read_file(ctx: ToolContext, path: str) -> str:
 
 
 @tool(kind=ToolKind.WRITE)
+@_os_errors
 def create_file(ctx: ToolContext, path: str) -> str:
     """Create a new, empty file (and any missing parent directories).
 
@@ -78,6 +103,7 @@ def create_file(ctx: ToolContext, path: str) -> str:
 
 
 @tool(kind=ToolKind.WRITE)
+@_os_errors
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
     """Write text to a file, replacing its content; creates the file if needed.
 
@@ -96,6 +122,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
 
 
 @tool(kind=ToolKind.WRITE)
+@_os_errors
 def delete_file(ctx: ToolContext, path: str) -> str:
     """Delete a file.
 
@@ -110,6 +137,7 @@ def delete_file(ctx: ToolContext, path: str) -> str:
 
 
 @tool(kind=ToolKind.READ)
+@_os_errors
 def search_files(ctx: ToolContext, text: str, path: str = "/workspace") -> list[dict[str, Any]]:
     """Find lines containing a text in every file under a directory.
 

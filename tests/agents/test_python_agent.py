@@ -1,0 +1,79 @@
+"""``python:module:attr``: an agent instance, class or factory from the user's own module."""
+
+from __future__ import annotations
+
+import pytest
+import toolproof_test_agents as agents
+
+from toolproof.agents import (
+    Agent,
+    DrivenAgent,
+    EpisodeContext,
+    Observation,
+    build_agent,
+    parse_agent_spec,
+)
+from toolproof.spec import Limits, SpecError, Task, render
+from toolproof_helpers import make_task
+
+
+@pytest.fixture
+def ctx() -> EpisodeContext:
+    task = Task.model_validate(make_task())
+    instance = render(task, suite="mini", suite_seed=1, epoch=0, limits=Limits(), system_prompt="s")
+    return EpisodeContext(instance=instance, tools=[])
+
+
+def _make(target: str, ctx: EpisodeContext) -> object:
+    return build_agent(parse_agent_spec(f"python:{target}"))(ctx)
+
+
+def test_an_instance_is_shared(ctx: EpisodeContext) -> None:
+    assert _make("toolproof_test_agents:answer_42", ctx) is agents.answer_42
+
+
+def test_a_class_taking_the_context(ctx: EpisodeContext) -> None:
+    made = _make("toolproof_test_agents:SlowRandom", ctx)
+    assert isinstance(made, agents.SlowRandom) and isinstance(made, Agent)
+
+
+def test_a_class_taking_no_arguments(ctx: EpisodeContext) -> None:
+    first = _make("toolproof_test_agents:Answer42", ctx)
+    assert isinstance(first, agents.Answer42)
+    assert first is not _make("toolproof_test_agents:Answer42", ctx)
+
+
+async def test_a_factory_function(ctx: EpisodeContext) -> None:
+    made = _make("toolproof_test_agents:oracle_factory", ctx)
+    assert isinstance(made, Agent)
+    turn = await made.act(Observation(messages=[], tools=[], step=0))
+    assert turn.tool_calls[0].name == "get_stock"
+
+
+def test_a_driven_agent(ctx: EpisodeContext) -> None:
+    made = _make("toolproof_test_agents:DrivenOracle", ctx)
+    assert isinstance(made, DrivenAgent) and not isinstance(made, Agent)
+
+
+def test_a_factory_returning_a_non_agent_fails_when_called(ctx: EpisodeContext) -> None:
+    factory = build_agent(parse_agent_spec("python:toolproof_test_agents:not_an_agent"))
+    with pytest.raises(TypeError, match="has no act\\(\\) or run\\(\\)"):
+        factory(ctx)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("python", "need a target"),
+        ("python:no_colon_here", "must look like 'module:attr'"),
+        (
+            "python:toolproof_no_such_module:agent",
+            "cannot import module 'toolproof_no_such_module'",
+        ),
+        ("python:toolproof_test_agents:missing", "has no attribute 'missing'"),
+        ("python:toolproof_test_agents:NUMBER", "neither an agent"),
+    ],
+)
+def test_bad_targets_are_spec_errors(spec: str, said: str) -> None:
+    with pytest.raises(SpecError, match=said):
+        build_agent(parse_agent_spec(spec))

@@ -1,0 +1,86 @@
+"""Helpers shared by the tests of the executable core (fixtures are in ``conftest.py``).
+
+* ``FIXTURES``: sample and broken task files, the fake plug-in package and
+  ``toolproof_test_agents`` (agents importable as ``python:toolproof_test_agents:NAME``);
+* ``make_task`` / ``write_suite``: small in-test suites from dicts, written as YAML;
+* ``strip_timing``: a trajectory or record without the fields that measure time.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TIMING_FIELDS = frozenset({"started_at", "duration_s", "agent_s", "tool_s", "latency"})
+"""Fields of trajectories, records and summaries (``latency``) that measure time, and so
+differ between runs."""
+
+if str(FIXTURES) not in sys.path:  # agents and checks named python:MODULE:ATTR in tests
+    sys.path.insert(0, str(FIXTURES))
+
+
+def strip_timing(value: Any) -> Any:
+    """``value`` without any timing field, at any depth (for comparing runs)."""
+    if isinstance(value, dict):
+        return {k: strip_timing(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [strip_timing(v) for v in value]
+    return value
+
+
+BASE_TASK: dict[str, Any] = {
+    "id": "stock",
+    "description": "How many units of product A are in stock?",
+    "type": "single_tool",
+    "tools": ["get_stock", "adjust_stock"],
+    "world": {"records": {"products": {"A": {"name": "Bolt", "stock": 7}}}},
+    "success": [{"kind": "output", "number": 7}],
+    "solution": {
+        "calls": [{"tool": "get_stock", "args": {"product_id": "A"}}],
+        "answer": "There are 7 units.",
+    },
+}
+"""A small valid task: look up product A's stock (7) with get_stock."""
+
+
+def make_task(**fields: Any) -> dict[str, Any]:
+    """A copy of :data:`BASE_TASK` with ``fields`` replaced (``None`` removes a field)."""
+    task = copy.deepcopy(BASE_TASK)
+    for key, value in fields.items():
+        if value is None:
+            task.pop(key, None)
+        else:
+            task[key] = value
+    return task
+
+
+def write_yaml(path: Path, data: Any) -> Path:
+    """Write ``data`` as YAML (creating parent directories) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def write_suite(root: Path, tasks: list[dict[str, Any]], **config: Any) -> Path:
+    """Write a suite directory (suite.yaml + tasks/<id>.yaml) and return it."""
+    suite = {"name": "mini", "version": "1", "canary": "toolproof test canary", "seed": 11}
+    suite.update(config)
+    write_yaml(root / "suite.yaml", suite)
+    for task in tasks:
+        write_yaml(root / "tasks" / f"{task['id']}.yaml", task)
+    return root
+
+
+@dataclass
+class CliResult:
+    """What one CLI invocation did."""
+
+    code: int
+    out: str
+    err: str
