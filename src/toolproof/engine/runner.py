@@ -130,7 +130,12 @@ class Runner:
             raise ResumeError(problems)
 
     async def run(self) -> dict[str, Any]:
-        """Run every missing episode; return the summary (also written to summary.json)."""
+        """Run every missing episode; return the summary (also written to summary.json).
+
+        The agent spec is checked before anything is written, so a bad spec
+        leaves no run directory behind.
+        """
+        worker = Worker(self.config, self.run_dir, self.suite) if self._executor is None else None
         store = RunStore(self.run_dir)
         try:
             self.check_resumable(store)
@@ -138,9 +143,8 @@ class Runner:
             done = store.keys()
             jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
             executor = self._executor
-            owned = executor is None
             if executor is None:
-                worker = Worker(self.config, self.run_dir, self.suite)
+                assert worker is not None
                 options = {"parallel": self.parallel, "run_dir": self.run_dir}
                 executor = make_executor(
                     self.executor_name, worker, {**options, **self.executor_options}
@@ -149,7 +153,7 @@ class Runner:
                 await self._drain(jobs, executor, store)
             finally:
                 close = getattr(executor, "close", None)
-                if owned and callable(close):
+                if worker is not None and callable(close):
                     close()
             return self.finalize(store)
         finally:
