@@ -7,7 +7,18 @@ from __future__ import annotations
 
 import importlib
 
-BUILTIN = ("files", "inventory", "orders", "calculator", "user")
+BUILTIN = (
+    "files",
+    "inventory",
+    "orders",
+    "calculator",
+    "calendar",
+    "mail",
+    "bank",
+    "sqldb",
+    "rest",
+    "user",
+)
 """Modules of this package that hold built-in toolkits."""
 
 _loaded = False
