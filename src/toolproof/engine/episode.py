@@ -263,8 +263,9 @@ async def _drive(
     a0 = time.perf_counter()
     try:
         answer = await asyncio.wait_for(agent.run(session), limits.total_timeout_s)
-    except TimeoutError:
-        return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
+    except TimeoutError as exc:  # the episode's limit, or the agent's own (which says which)
+        limit = f"episode exceeded {limits.total_timeout_s:g}s"
+        return Termination.TIMEOUT, None, str(exc) or limit
     except AgentInfraError as exc:
         return Termination.INFRA_ERROR, None, str(exc)
     except ToolCrash:

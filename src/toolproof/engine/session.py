@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass, field
@@ -141,9 +142,18 @@ class DrivenSession:
     loop_threshold: int
     step_limit_hit: bool = False
     _last: float = field(default_factory=time.perf_counter)
+    _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run a tool through the gateway and record the call as one step."""
+        """Run a tool through the gateway and record the call as one step.
+
+        Calls an agent makes concurrently (a framework running parallel tool calls, several
+        MCP requests at once) run one at a time, so each step's diff and snapshot are its own.
+        """
+        async with self._one_at_a_time:
+            return await self._call(name, arguments)
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         agent_s = time.perf_counter() - self._last
         call = ToolCall(
             id=f"call_{len(self.recorder.steps)}_0", name=name, arguments=dict(arguments)

@@ -11,6 +11,11 @@ ADAPTERS: tuple[str, ...] = (
     "openai_chat",
     "anthropic_messages",
     "http_agent",
+    "langchain_agent",
+    "llamaindex_agent",
+    "autogen_agent",
+    "cmd_agent",
+    "mcp_agent",
 )
 """Modules of ``toolproof.agents.adapters`` registering provider kinds (SDKs imported lazily)."""
 

@@ -1,0 +1,59 @@
+"""A LlamaIndex agent for toolproof: ``--agent llamaindex:llamaindex_agent:make_agent``.
+
+A ``FunctionAgent`` with an OpenAI model: toolproof supplies the task's tools
+(as ``FunctionTool``s; each call is validated and recorded) and the system
+prompt; the rest is ordinary LlamaIndex code::
+
+    toolproof run core --agent llamaindex:llamaindex_agent:make_agent \
+        --agent-arg model=gpt-4o-mini
+
+(run from ``examples/``, or put it on ``PYTHONPATH``). Needs
+``pip install 'toolproof[llamaindex]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+
+@contextlib.asynccontextmanager
+async def make_agent(
+    tools: list[Any],
+    *,
+    system_prompt: str,
+    model: str = "gpt-4o-mini",
+    base_url: str | None = None,
+    api_key: str | None = None,
+) -> AsyncIterator[Any]:
+    """Build the agent for one episode, and close its HTTP client afterwards.
+
+    Args:
+        tools: The task's tools, as LlamaIndex ``FunctionTool``s.
+        system_prompt: The suite's system prompt.
+        model: An OpenAI chat model LlamaIndex knows (``--agent-arg model=...``).
+        base_url: An OpenAI-compatible endpoint; the provider's when None.
+        api_key: The key; ``OPENAI_API_KEY`` when None.
+
+    Yields:
+        A ``FunctionAgent``.
+    """
+    import openai
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.llms.openai import OpenAI
+
+    http_client = openai.DefaultAsyncHttpxClient()  # this episode's connections
+    llm = OpenAI(
+        model=model,
+        api_base=base_url,
+        api_key=api_key,
+        max_retries=0,
+        # Report token usage in streamed replies too.
+        additional_kwargs={"stream_options": {"include_usage": True}},
+        async_http_client=http_client,
+    )
+    try:
+        yield FunctionAgent(tools=tools, llm=llm, system_prompt=system_prompt)
+    finally:
+        await http_client.aclose()

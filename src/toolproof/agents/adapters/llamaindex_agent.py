@@ -1,0 +1,95 @@
+"""``llamaindex:module:factory``: a LlamaIndex agent that owns its loop.
+
+The factory contract (see docs/evaluate-your-agent.md, "LlamaIndex")::
+
+    def make_agent(tools: list[FunctionTool], *, system_prompt: str, **options) -> agent
+
+``tools`` are the task's tools as LlamaIndex ``FunctionTool``s (async; the
+model sees the task's JSON Schema as declared; each call goes through the
+episode's gateway and is recorded). ``options`` are the run's ``--agent-arg``
+values. The factory may be ``async`` or return an async context manager.
+
+The agent is a workflow agent (``FunctionAgent``, ``ReActAgent``,
+``CodeActAgent`` or an ``AgentWorkflow``): it is run with
+``agent.run(user_msg=prompt)`` and its final response is the answer. Token
+usage is read from each model response the agent streams out (``AgentOutput``
+events), when the provider reports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from toolproof.trajectory import ToolSchema, Usage
+
+from ..base import AgentFactory, AgentSpec, ToolSession, agent
+from ._tools_bridge import FrameworkAgent, build_framework, open_args_model, usage_of
+
+MAX_ITERATIONS = 200
+"""Agent iterations allowed; the episode's step and time limits are the real bounds."""
+
+
+def function_tool(session: ToolSession, schema: ToolSchema) -> Any:
+    """One task tool as a LlamaIndex ``FunctionTool`` whose calls go through the session."""
+    from llama_index.core.tools import FunctionTool
+
+    name = schema.name
+
+    async def call(**arguments: Any) -> str:
+        result = await session.call_tool(name, arguments)
+        return result.content
+
+    return FunctionTool.from_defaults(
+        async_fn=call,
+        name=name,
+        description=schema.description,
+        fn_schema=open_args_model(schema),
+    )
+
+
+def raw_usage(raw: Any) -> Usage | None:
+    """Token usage in a raw provider response (an OpenAI completion or chunk, object or dict)."""
+    usage = raw.get("usage") if isinstance(raw, dict) else getattr(raw, "usage", None)
+    if usage is None:
+        return None
+    if isinstance(usage, dict):
+        return usage_of(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    return usage_of(
+        getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    )
+
+
+class LlamaIndexAgent(FrameworkAgent):
+    """Runs a user's LlamaIndex workflow agent on one episode."""
+
+    kind: ClassVar[str] = "llamaindex"
+
+    def make_tools(self, session: ToolSession) -> list[Any]:
+        """The task's tools as ``FunctionTool``s."""
+        return [function_tool(session, schema) for schema in session.tools]
+
+    async def invoke(self, agent: Any, session: ToolSession) -> str:
+        """Run the workflow with the prompt, recording usage as responses stream out."""
+        from llama_index.core.agent.workflow import AgentOutput
+
+        if not hasattr(agent, "run"):
+            raise TypeError(
+                f"the factory of {self.label} returned {type(agent).__name__}, not a LlamaIndex "
+                "workflow agent (FunctionAgent, ReActAgent, AgentWorkflow); it has no run()"
+            )
+        handler = agent.run(user_msg=session.prompt, max_iterations=MAX_ITERATIONS)
+        async for event in handler.stream_events():
+            if isinstance(event, AgentOutput):
+                usage = raw_usage(event.raw)
+                if usage is not None:
+                    session.record_usage(usage)
+        output = await handler
+        response = getattr(output, "response", output)
+        content = getattr(response, "content", response)
+        return "" if content is None else str(content)
+
+
+@agent("llamaindex")
+def build(spec: AgentSpec) -> AgentFactory:
+    """``llamaindex:module:factory``; needs ``pip install 'toolproof[llamaindex]'``."""
+    return build_framework(spec, LlamaIndexAgent, modules=("llama_index.core",), extra="llamaindex")

@@ -1,0 +1,138 @@
+"""MCP client agents: ``mcp:module:function`` (in process) and ``mcp-serve`` (anyone outside).
+
+``mcp:module:function`` — an async function that is an MCP client::
+
+    async def my_agent(task: toolproof.mcp.McpTask) -> str:
+        async with task.connect() as session:      # an initialized mcp.ClientSession
+            ...                                    # list and call the task's tools
+        return "the final answer"
+
+For each episode the task's tools are served over MCP streamable HTTP on
+127.0.0.1 (``task.url``, for any MCP client or framework adapter) while the
+function runs; every call is validated by the gateway and recorded.
+
+``mcp-serve[:stdio|:http]`` — the agent is whoever connects from outside (a
+desktop assistant, a coding agent); the episode lasts until that client is
+done. ``toolproof serve-mcp`` is built on it. Options: ``host``, ``port``,
+``answer_tool`` (offer ``submit_answer``), ``stop_on_signal``, ``announce``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.spec import Problem, SpecError
+
+from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
+from ..builtin.python_agent import import_target
+from ._options import parse_options
+from ._tools_bridge import require_extra
+
+
+class McpClientAgent:
+    """Runs a user's async MCP client function against the episode's tools.
+
+    Args:
+        function: ``async (McpTask) -> str``.
+        options: The run's ``--agent-arg`` values, handed on in ``McpTask.options``.
+    """
+
+    def __init__(self, function: Callable[..., Any], options: dict[str, Any]) -> None:
+        self.function = function
+        self.options = options
+
+    async def run(self, session: ToolSession) -> str:
+        """Serve the tools over HTTP while the function runs; return its answer."""
+        from toolproof.mcp import HttpEndpoint, McpTask, ServeState, build_server
+
+        state = ServeState()
+        async with HttpEndpoint(build_server(session, state)) as endpoint:
+            task = McpTask(
+                url=endpoint.url,
+                prompt=session.prompt,
+                system_prompt=session.system_prompt,
+                options=dict(self.options),
+            )
+            answer = await self.function(task)
+        if state.crash is not None:
+            raise state.crash
+        if not isinstance(answer, str):
+            raise TypeError(f"the MCP agent returned {type(answer).__name__}, not the answer text")
+        return answer
+
+
+@agent("mcp")
+def build_client(spec: AgentSpec) -> AgentFactory:
+    """``mcp:module:function``; needs ``pip install 'toolproof[mcp]'``."""
+    if not spec.target:
+        raise SpecError(
+            [Problem(None, None, "agent", "mcp agents need a function: mcp:module:function")]
+        )
+    require_extra("mcp", ("mcp",), "mcp")
+    function = import_target(spec.target, "agent")
+    if not inspect.iscoroutinefunction(function):
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "agent",
+                    f"{spec.target} must be an async function (task: McpTask) -> str",
+                )
+            ]
+        )
+
+    def factory(ctx: EpisodeContext) -> McpClientAgent:
+        return McpClientAgent(function, spec.options)
+
+    return factory
+
+
+class ServeOptions(BaseModel):
+    """Options of ``mcp-serve`` (``--agent-arg key=value``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field("127.0.0.1", description="HTTP interface; keep it local.")
+    port: int = Field(0, ge=0, le=65535, description="HTTP port; 0 picks a free one.")
+    answer_tool: bool = Field(False, description="Offer submit_answer for the final answer.")
+    stop_on_signal: bool = Field(False, description="SIGINT/SIGTERM end the episode, scored.")
+    announce: bool = Field(True, description="Say on stderr what is served where.")
+
+
+@agent("mcp-serve")
+def build_serve(spec: AgentSpec) -> AgentFactory:
+    """``mcp-serve[:stdio|:http]``; needs ``pip install 'toolproof[mcp]'``."""
+    from toolproof.mcp import McpServeAgent
+
+    transport = spec.target or "http"
+    if transport not in ("stdio", "http"):
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "agent",
+                    f"mcp-serve serves over 'stdio' or 'http', not {transport!r}",
+                )
+            ]
+        )
+    require_extra("mcp-serve", ("mcp",), "mcp")
+    options = parse_options(ServeOptions, spec)
+
+    def factory(ctx: EpisodeContext) -> McpServeAgent:
+        return McpServeAgent(
+            "stdio" if transport == "stdio" else "http",
+            host=options.host,
+            port=options.port,
+            answer_tool=options.answer_tool,
+            stop_on_signal=options.stop_on_signal,
+            announce=sys.stderr if options.announce else None,
+        )
+
+    return factory

@@ -1,0 +1,163 @@
+"""Streamable HTTP: an MCP server on a local port, served on the episode's own event loop.
+
+The tools must run on the loop that runs the episode (the recorder and the
+gateway are not thread-safe), so uvicorn runs as a task of that loop rather
+than in a thread. It takes no signals (the harness keeps Ctrl-C) and listens
+on a socket bound before it starts, so port 0 gets a free port and the URL is
+known at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+_App = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
+
+PATH = "/mcp"
+"""Where the MCP endpoint is mounted."""
+
+
+class _SessionWatch:
+    """ASGI middleware that notes when a client ends its MCP session (HTTP DELETE)."""
+
+    def __init__(self, app: _App, ended: asyncio.Event) -> None:
+        self.app = app
+        self.ended = ended
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "DELETE":
+            await self.app(scope, receive, send)
+            return
+
+        async def watch(message: _Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 300:
+                self.ended.set()
+            await send(message)
+
+        await self.app(scope, receive, watch)
+
+
+class HttpEndpoint:
+    """Serves an MCP server over streamable HTTP while the ``async with`` block runs.
+
+    Example::
+
+        async with HttpEndpoint(server) as endpoint:
+            ...  # a client connects to endpoint.url
+            await endpoint.session_ended.wait()
+
+    Args:
+        server: The MCP server (see :func:`build_server`).
+        host: The interface to listen on; keep it local, the tools are not authenticated.
+        port: The port; 0 picks a free one.
+        startup_timeout_s: How long to wait for the server to listen.
+
+    Attributes:
+        url: The endpoint URL, e.g. ``http://127.0.0.1:43121/mcp``.
+        session_ended: Set when a client ended its session (the SDK clients send
+            a DELETE when they close; clients of the stateless 2026 protocol
+            revision have no session and never set it).
+    """
+
+    def __init__(
+        self,
+        server: Server[Any],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        startup_timeout_s: float = 10.0,
+    ) -> None:
+        self._server = server
+        self._host = host
+        self._port = port
+        self._startup_timeout_s = startup_timeout_s
+        self.session_ended = asyncio.Event()
+        self.url = ""
+        self._uvicorn: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._socket: socket.socket | None = None
+
+    async def __aenter__(self) -> Self:
+        import uvicorn
+
+        class _QuietServer(uvicorn.Server):
+            """A uvicorn server that leaves signal handling to its host."""
+
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
+
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self._host, self._port))
+        except OSError:
+            sock.close()
+            raise
+        self._socket = sock
+        port = sock.getsockname()[1]
+        shown = f"[{self._host}]" if family == socket.AF_INET6 else self._host
+        self.url = f"http://{shown}:{port}{PATH}"
+        app = self._server.streamable_http_app(streamable_http_path=PATH, host=self._host)
+        config = uvicorn.Config(
+            _SessionWatch(app, self.session_ended),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            http="h11",
+            ws="none",
+            timeout_graceful_shutdown=2,
+        )
+        self._uvicorn = _QuietServer(config)
+        self._task = asyncio.ensure_future(self._uvicorn.serve(sockets=[sock]))
+        try:
+            await asyncio.wait_for(self._started(), self._startup_timeout_s)
+        except BaseException:
+            await self._stop()
+            raise
+        return self
+
+    async def _started(self) -> None:
+        assert self._task is not None
+        while not self._uvicorn.started:
+            if self._task.done():
+                self._task.result()  # raises what stopped it
+                raise RuntimeError(f"the MCP server on {self.url} stopped while starting")
+            await asyncio.sleep(0.01)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._stop()
+
+    async def _stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            self._uvicorn.should_exit = True
+            # A server that failed while stopping has nothing left to serve: not an error here.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(task), 10.0)
+            if not task.done():  # a connection that would not close in time
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None

@@ -1,0 +1,106 @@
+"""``autogen:module:factory``: the AutoGen example, driven by the scripted model server.
+
+The example's own ``OpenAIChatCompletionClient`` talks to the server over real
+HTTP; the task's tools reach its ``AssistantAgent`` as AutoGen tools, and every
+call must show up in the trajectory as a recorded, gateway-checked step.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("autogen_agentchat", reason="needs pip install 'toolproof[autogen]'")
+pytest.importorskip("autogen_ext.models.openai", reason="needs pip install 'toolproof[autogen]'")
+
+from toolproof.agents import build_agent, parse_agent_spec
+from toolproof.agents.adapters import _tools_bridge
+from toolproof.engine import EpisodeJob, RunConfig, Worker
+from toolproof.results import EpisodeRecord
+from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
+from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
+from toolproof.tools import resolve_tools
+from toolproof.trajectory import Termination, Usage
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AGENT = "autogen:autogen_agent:make_agent"
+# A dated name: AutoGen resolves "gpt-4o-mini" to it and warns when the reply's model differs.
+MODEL = "gpt-4o-mini-2024-07-18"
+STOCK_SUM = [
+    ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall("get_stock", {"product_id": "A"}),
+            ScriptedToolCall("get_stock", {"product_id": "B"}),
+        ],
+        usage=(100, 20),
+    ),
+    ScriptedReply(
+        tool_calls=[ScriptedToolCall("calculate", {"expression": "15 + 27"})], usage=(130, 10)
+    ),
+    ScriptedReply("Products A and B have 42 units in stock together.", usage=(150, 12)),
+]
+
+
+@pytest.fixture(autouse=True)
+def _examples_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def options(server: ModelServer) -> dict[str, Any]:
+    return {"base_url": server.base_url, "api_key": "test", "model": MODEL}
+
+
+@functools.cache
+def core() -> Suite:
+    """The built-in core suite, loaded once."""
+    return load_suite(str(resolve_suite_path("core")))
+
+
+async def run_task(agent: str, options: dict[str, Any], task: str = "stock-sum") -> EpisodeRecord:
+    """Run one episode of a core task, as `toolproof run` would."""
+    config = RunConfig(suite=str(core().root), agent=agent, agent_options=options, tasks=[task])
+    return await Worker(config, None, core()).run(EpisodeJob(task, 0))
+
+
+async def test_autogen_example_completes_stock_sum() -> None:
+    with ModelServer(sequence_policy(STOCK_SUM)) as server:
+        record = await run_task(AGENT, options(server))
+        offered = {tool.name: tool.parameters for tool in server.chat_requests[0].tools}
+    trajectory = record.trajectory
+    assert trajectory.termination is Termination.COMPLETED, trajectory.error
+    assert record.score.passed
+    assert trajectory.final_answer == "Products A and B have 42 units in stock together."
+    assert [(c.name, c.arguments) for c, _ in trajectory.tool_calls()] == [
+        ("get_stock", {"product_id": "A"}),
+        ("get_stock", {"product_id": "B"}),
+        ("calculate", {"expression": "15 + 27"}),
+    ]
+    declared = resolve_tools(core().task("stock-sum"))
+    assert offered == {t.schema.name: t.schema.parameters for t in declared}
+    assert trajectory.usage() == Usage(input_tokens=380, output_tokens=42)
+    assert trajectory.steps[0].usage == Usage(input_tokens=100, output_tokens=20)
+
+
+async def test_bad_arguments_are_answered_by_the_gateway() -> None:
+    script = [
+        ScriptedReply(tool_calls=[ScriptedToolCall("get_stock", {"product_id": 7})]),
+        ScriptedReply("I could not look it up."),
+    ]
+    with ModelServer(sequence_policy(script)) as server:
+        record = await run_task(AGENT, options(server))
+        seen = server.chat_requests[1].messages
+    (call, result), *_ = record.trajectory.tool_calls()
+    assert call.arguments == {"product_id": 7}
+    assert result is not None and result.error_kind == "invalid_arguments"
+    assert any("invalid arguments" in (m.content or "") for m in seen if m.role == "tool")
+    assert not record.score.passed
+
+
+def test_missing_autogen_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(SpecError, match=r"pip install 'toolproof\[autogen\]'"):
+        build_agent(parse_agent_spec(AGENT))

@@ -1,0 +1,167 @@
+"""``cmd:COMMAND``: command-line agents get the task and an MCP endpoint; stdout is the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="needs pip install 'toolproof[mcp]'")
+
+from toolproof.agents import build_agent, parse_agent_spec
+from toolproof.agents.adapters import _tools_bridge
+from toolproof.agents.adapters.cmd_agent import CmdAgent, CmdOptions
+from toolproof.engine import EpisodeJob, RunConfig, Worker
+from toolproof.results import EpisodeRecord
+from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
+from toolproof.trajectory import Termination, ToolResult, ToolSchema, Usage
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = shlex.quote(sys.executable)
+HELLO = "Hello, AgentBench!"
+
+
+@functools.cache
+def core() -> Suite:
+    """The built-in core suite, loaded once."""
+    return load_suite(str(resolve_suite_path("core")))
+
+
+async def run_task(agent: str, options: dict[str, Any], task: str = "hello-file") -> EpisodeRecord:
+    """Run one episode of a core task, as `toolproof run` would."""
+    config = RunConfig(suite=str(core().root), agent=agent, agent_options=options, tasks=[task])
+    return await Worker(config, None, core()).run(EpisodeJob(task, 0))
+
+
+async def test_the_example_mcp_client_completes_hello_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    record = await run_task("cmd:python examples/mcp_client_agent.py", {"cwd": str(ROOT)})
+    trajectory = record.trajectory
+    assert trajectory.termination is Termination.COMPLETED, trajectory.error
+    assert record.score.passed
+    assert trajectory.final_answer == "Created /workspace/data/hello.txt with the text."
+    calls = [(call.name, call.arguments) for call, _ in trajectory.tool_calls()]
+    assert calls == [
+        ("create_file", {"path": "/workspace/data/hello.txt"}),
+        ("write_file", {"path": "/workspace/data/hello.txt", "content": HELLO}),
+    ]
+    assert trajectory.steps[1].diff is not None
+    assert trajectory.steps[1].diff.files_modified == ["data/hello.txt"]
+
+
+REPORTER = """
+import json, os, pathlib
+names = ["TOOLPROOF_MCP_URL", "TOOLPROOF_PROMPT"]
+seen = {name: os.environ[name] for name in names}
+seen["prompt_file"] = pathlib.Path(os.environ["TOOLPROOF_PROMPT_FILE"]).read_text()
+seen["system_file"] = pathlib.Path(os.environ["TOOLPROOF_SYSTEM_PROMPT_FILE"]).read_text()
+pathlib.Path(os.environ["TOOLPROOF_USAGE_FILE"]).write_text(
+    json.dumps({"input_tokens": 11, "output_tokens": 7}))
+print(json.dumps(seen))
+"""
+
+
+async def test_the_command_gets_the_task_and_the_endpoint(tmp_path: Path) -> None:
+    script = tmp_path / "reporter.py"
+    script.write_text(REPORTER)
+    record = await run_task(f"cmd:{PYTHON} {shlex.quote(str(script))}", {})
+    trajectory = record.trajectory
+    assert trajectory.termination is Termination.COMPLETED, trajectory.error
+    seen = json.loads(trajectory.final_answer or "")
+    prompt = trajectory.prompt[1].content
+    assert seen["TOOLPROOF_PROMPT"] == seen["prompt_file"] == prompt
+    assert seen["system_file"] == trajectory.prompt[0].content
+    assert seen["TOOLPROOF_MCP_URL"].startswith("http://127.0.0.1:")
+    assert seen["TOOLPROOF_MCP_URL"].endswith("/mcp")
+    assert trajectory.usage() == Usage(input_tokens=11, output_tokens=7)
+    assert not record.score.passed  # it answered without doing the task
+
+
+async def test_prompt_on_stdin() -> None:
+    record = await run_task("cmd:cat", {"prompt_stdin": True})
+    assert record.trajectory.final_answer == (record.trajectory.prompt[1].content or "").strip()
+
+
+async def test_a_failing_command_is_an_agent_error() -> None:
+    record = await run_task("cmd:echo half an answer; echo it broke >&2; exit 3", {})
+    assert record.trajectory.termination is Termination.AGENT_ERROR
+    assert "exited with status 3: it broke" in (record.trajectory.error or "")
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has exited (a zombie waiting to be reaped counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _wait_gone(pid: int, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_the_time_limit_stops_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    command = f"sleep 60 & echo $! > {shlex.quote(str(pidfile))}; wait"
+    record = await run_task(f"cmd:{command}", {"timeout": 0.5, "kill_grace_s": 0.5})
+    assert record.trajectory.termination is Termination.TIMEOUT
+    assert "longer than 0.5s" in (record.trajectory.error or "")
+    assert _wait_gone(int(pidfile.read_text()))
+
+
+class FakeSession:
+    """Just enough of a ToolSession for a command that never calls a tool."""
+
+    system_prompt = "be brief"
+    prompt = "wait"
+    tools = [ToolSchema(name="noop", description="Nothing.", parameters={"type": "object"})]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        return ToolResult(call_id="c", name=name, content="")
+
+    def record_usage(self, usage: Usage) -> None:
+        pass
+
+
+async def test_cancelling_the_episode_stops_the_command(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    command = f"echo $$ > {shlex.quote(str(pidfile))}; exec sleep 60"
+    agent = CmdAgent(command, CmdOptions(kill_grace_s=0.5))
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(agent.run(FakeSession()), 1.0)
+    assert _wait_gone(int(pidfile.read_text()))
+
+
+async def test_the_episode_ends_when_the_command_exits_and_strays_are_stopped() -> None:
+    started = time.monotonic()
+    answer = await CmdAgent("sleep 60 & echo $!", CmdOptions()).run(FakeSession())
+    assert time.monotonic() - started < 30  # not held up by the stray, which keeps stdout open
+    assert _wait_gone(int(answer))
+
+
+def test_spec_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SpecError, match="need a command"):
+        build_agent(parse_agent_spec("cmd"))
+    with pytest.raises(SpecError, match="no option 'sandbox'"):
+        build_agent(parse_agent_spec("cmd:true", {"sandbox": "bwrap"}))
+    with pytest.raises(SpecError, match="is not a directory"):
+        build_agent(parse_agent_spec("cmd:true", {"cwd": "/no/such/dir"}))
+    monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(SpecError, match=r"pip install 'toolproof\[mcp\]'"):
+        build_agent(parse_agent_spec("cmd:true"))

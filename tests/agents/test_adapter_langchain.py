@@ -1,0 +1,155 @@
+"""``langchain:module:factory``: the LangGraph example, driven by the scripted model server.
+
+The example's own ``ChatOpenAI`` talks to the server over real HTTP; the task's
+tools reach it as ``StructuredTool``s, and every call it makes must show up in
+the trajectory as a recorded, gateway-checked step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="needs pip install 'toolproof[langchain]'")
+pytest.importorskip("langgraph", reason="needs pip install 'toolproof[langchain]'")
+pytest.importorskip("langchain_openai", reason="needs pip install 'toolproof[langchain]'")
+
+from toolproof.agents import build_agent, parse_agent_spec
+from toolproof.agents.adapters import _tools_bridge
+from toolproof.engine import EpisodeJob, RunConfig, Worker
+from toolproof.results import EpisodeRecord
+from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
+from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
+from toolproof.tools import resolve_tools
+from toolproof.trajectory import Termination, Usage
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AGENT = "langchain:langgraph_agent:make_agent"
+STOCK_SUM = [
+    ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall("get_stock", {"product_id": "A"}),
+            ScriptedToolCall("get_stock", {"product_id": "B"}),
+        ],
+        usage=(100, 20),
+    ),
+    ScriptedReply(
+        tool_calls=[ScriptedToolCall("calculate", {"expression": "15 + 27"})], usage=(130, 10)
+    ),
+    ScriptedReply("Products A and B have 42 units in stock together.", usage=(150, 12)),
+]
+
+
+@pytest.fixture(autouse=True)
+def _examples_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+@functools.cache
+def core() -> Suite:
+    """The built-in core suite, loaded once."""
+    return load_suite(str(resolve_suite_path("core")))
+
+
+async def run_task(agent: str, options: dict[str, Any], task: str = "stock-sum") -> EpisodeRecord:
+    """Run one episode of a core task, as `toolproof run` would."""
+    config = RunConfig(suite=str(core().root), agent=agent, agent_options=options, tasks=[task])
+    return await Worker(config, None, core()).run(EpisodeJob(task, 0))
+
+
+def calls_of(record: EpisodeRecord) -> list[tuple[str, dict[str, Any]]]:
+    return [(call.name, call.arguments) for call, _ in record.trajectory.tool_calls()]
+
+
+async def test_langgraph_example_completes_stock_sum() -> None:
+    with ModelServer(sequence_policy(STOCK_SUM)) as server:
+        record = await run_task(AGENT, {"base_url": server.base_url, "api_key": "test"})
+        offered = {tool.name: tool.parameters for tool in server.chat_requests[0].tools}
+    trajectory = record.trajectory
+    assert trajectory.termination is Termination.COMPLETED, trajectory.error
+    assert record.score.passed
+    assert trajectory.final_answer == "Products A and B have 42 units in stock together."
+    assert calls_of(record) == [
+        ("get_stock", {"product_id": "A"}),
+        ("get_stock", {"product_id": "B"}),
+        ("calculate", {"expression": "15 + 27"}),
+    ]
+    assert [r.content for _, r in trajectory.tool_calls() if r is not None][-1].startswith(
+        '{"expression": "15 + 27", "result": 42'
+    )
+    declared = resolve_tools(core().task("stock-sum"))
+    assert offered == {t.schema.name: t.schema.parameters for t in declared}
+    assert trajectory.usage() == Usage(input_tokens=380, output_tokens=42)
+    assert trajectory.steps[0].usage == Usage(input_tokens=100, output_tokens=20)
+
+
+async def test_bad_arguments_are_answered_by_the_gateway() -> None:
+    script = [
+        ScriptedReply(tool_calls=[ScriptedToolCall("get_stock", {"product": "A"})]),
+        ScriptedReply("I could not look it up."),
+    ]
+    with ModelServer(sequence_policy(script)) as server:
+        record = await run_task(AGENT, {"base_url": server.base_url, "api_key": "test"})
+        seen = server.chat_requests[1].messages
+    (call, result), *_ = record.trajectory.tool_calls()
+    assert call.arguments == {"product": "A"}
+    assert result is not None and result.is_error and result.error_kind == "invalid_arguments"
+    tool_message = next(m for m in seen if m.role == "tool")
+    assert "invalid arguments" in (tool_message.content or "")
+    assert not record.score.passed
+
+
+@contextlib.asynccontextmanager
+async def closing_factory(
+    tools: list[Any], *, system_prompt: str, **options: Any
+) -> AsyncIterator[Any]:
+    """A factory that is an async context manager: its clean-up runs after the episode."""
+    from langchain_core.runnables import RunnableLambda
+
+    CLOSED.clear()
+    names = ", ".join(tool.name for tool in tools)
+    yield RunnableLambda(lambda state: f"tools: {names}; system: {bool(system_prompt)}; {options}")
+    CLOSED.append(True)
+
+
+CLOSED: list[bool] = []
+
+
+async def test_factory_may_be_an_async_context_manager() -> None:
+    record = await run_task(f"langchain:{__name__}:closing_factory", {"flavour": "x"})
+    assert record.trajectory.final_answer == (
+        "tools: get_stock, calculate, list_products; system: True; {'flavour': 'x'}"
+    )
+    assert CLOSED == [True]
+
+
+def not_a_runnable(tools: list[Any], *, system_prompt: str) -> object:
+    return object()
+
+
+async def test_a_factory_returning_no_runnable_is_an_agent_error() -> None:
+    record = await run_task(f"langchain:{__name__}:not_a_runnable", {})
+    assert record.trajectory.termination is Termination.AGENT_ERROR
+    assert "not a runnable" in (record.trajectory.error or "")
+
+
+def test_spec_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SpecError, match="need a factory"):
+        build_agent(parse_agent_spec("langchain"))
+    with pytest.raises(SpecError, match="is not callable"):
+        build_agent(parse_agent_spec(f"langchain:{__name__}:AGENT"))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        _tools_bridge.importlib.util,
+        "find_spec",
+        lambda name: None if name == "langchain_core" else real(name),
+    )
+    with pytest.raises(SpecError, match=r"pip install 'toolproof\[langchain\]'"):
+        build_agent(parse_agent_spec(AGENT))
