@@ -1,4 +1,12 @@
-"""A content-addressed blob store: each file's bytes stored once, under their sha256."""
+"""A content-addressed blob store: each file's bytes stored once, under their sha256.
+
+Blobs are always copies, never hard links to workspace files: a hard link shares
+the inode, so a later in-place write in the workspace would change the stored
+blob (and every snapshot naming it). Where the file system can share extents
+(btrfs, XFS: ``FICLONE``), a copy is a reflink and costs no data; elsewhere it is
+an in-kernel copy. Only content not stored yet is copied, so a snapshot after a
+step costs the files that step changed.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,11 @@ import contextlib
 import hashlib
 import os
 import shutil
+import sys
 from pathlib import Path
+
+_FICLONE = 0x40049409
+"""ioctl that makes a file share another's extents (Linux btrfs, XFS, bcachefs)."""
 
 
 class BlobStore:
@@ -15,6 +27,8 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        self._known: set[str] = set()
+        self._reflink = sys.platform == "linux"
 
     def path(self, sha: str) -> Path:
         """Where a blob lives."""
@@ -22,30 +36,37 @@ class BlobStore:
 
     def has(self, sha: str) -> bool:
         """Whether the blob is stored."""
-        return self.path(sha).exists()
+        if sha in self._known:
+            return True
+        if self.path(sha).exists():
+            self._known.add(sha)  # blobs are never removed, so this stays true
+            return True
+        return False
 
     def put_bytes(self, data: bytes) -> str:
         """Store bytes; return their sha256."""
         sha = hashlib.sha256(data).hexdigest()
-        target = self.path(sha)
-        if not target.exists():
+        if not self.has(sha):
+            target = self.path(sha)
             target.parent.mkdir(exist_ok=True)
             tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
             tmp.replace(target)
+            self._known.add(sha)
         return sha
 
     def put_file(self, source: Path, sha: str) -> None:
-        """Store a file whose hash is already known (hard link when possible, else copy)."""
-        target = self.path(sha)
-        if target.exists():
+        """Store a file whose hash is already known (a copy or reflink, never a hard link)."""
+        if self.has(sha):
             return
+        target = self.path(sha)
         target.parent.mkdir(exist_ok=True)
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
-        shutil.copyfile(source, tmp)
+        self._copy(source, tmp)
         tmp.replace(target)
+        self._known.add(sha)
 
     def get_bytes(self, sha: str) -> bytes:
         """The stored bytes.
@@ -57,4 +78,17 @@ class BlobStore:
 
     def copy_to(self, sha: str, dest: Path) -> None:
         """Write a blob's content to ``dest`` (a fresh file, never a shared link)."""
-        shutil.copyfile(self.path(sha), dest)
+        self._copy(self.path(sha), dest)
+
+    def _copy(self, source: Path, dest: Path) -> None:
+        """Reflink where the file system can, else an ordinary (in-kernel) copy."""
+        if self._reflink:
+            import fcntl  # Unix only, so not at the top
+
+            with open(source, "rb") as src, open(dest, "wb") as dst:
+                try:
+                    fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+                    return
+                except OSError:  # not supported here (ext4, tmpfs, across file systems)
+                    self._reflink = False
+        shutil.copyfile(source, dest)
