@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("toolproof.cli._view:view", "Browse runs in a local web viewer."),
     "replay": ("toolproof.cli._replay:replay", "Continue a recorded episode from step N."),
     "snapshot": ("toolproof.cli._replay:snapshot", "Write a recorded episode's state at step N."),
+    "env": ("toolproof.cli._env:env", "Set up and check a suite's pinned tool environments."),
 }
 
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolproof.engine import RunConfig
+    from toolproof.spec import Suite
 
 from ._common import default_run_dir, load_plugins, parse_agent_args, provider_options
 
@@ -90,6 +96,25 @@ from ._common import default_run_dir, load_plugins, parse_agent_args, provider_o
     type=click.IntRange(min=1),
     help="At most this many sandboxed commands at once, across episodes.",
 )
+@click.option(
+    "--sandbox",
+    metavar="BACKEND",
+    help=(
+        "Sandbox backend of run_command for tasks that name none: bwrap, process "
+        "(NOT isolated), podman, docker.  [default: bwrap where it works, else process]"
+    ),
+)
+@click.option(
+    "--allow-drift",
+    is_flag=True,
+    help="Run tasks whose pinned tool environment differs from its version file.",
+)
+@click.option(
+    "--env-cache",
+    type=click.Path(path_type=Path),
+    envvar="TOOLPROOF_ENV_CACHE",
+    help="Cache of pinned tool environments (default ~/.cache/toolproof/envs).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
 @click.pass_context
 def run(
@@ -111,6 +136,9 @@ def run(
     ray_address: str | None,
     max_model_calls: int | None,
     max_sandboxes: int | None,
+    sandbox: str | None,
+    allow_drift: bool,
+    env_cache: Path | None,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -126,7 +154,7 @@ def run(
     from toolproof.engine import RunConfig, Runner
     from toolproof.report import print_summary
     from toolproof.results import RunReader
-    from toolproof.spec import resolve_suite_path
+    from toolproof.spec import load_suite, resolve_suite_path
 
     load_plugins()
     given = {
@@ -140,6 +168,7 @@ def run(
             "system_prompt",
             "no_snapshots",
             "suite",
+            "sandbox",
         )
         if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
     }
@@ -176,6 +205,11 @@ def run(
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
+    loaded = load_suite(fields["suite"])
+    if resume is None or "sandbox" in given:
+        fields["sandbox"] = sandbox or _host_backend(loaded)
+    fields["allow_drift"] = allow_drift
+    fields["env_cache"] = str(env_cache.expanduser().resolve()) if env_cache else None
     config = RunConfig.model_validate(fields)
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
@@ -202,9 +236,21 @@ def run(
         parallel=parallel,
         executor_name=executor,
         executor_options=executor_options,
+        suite=loaded,
     )
     from toolproof.engine import plan
     from toolproof.results import RunStore
+
+    _warn_unisolated(runner.suite, config, Console(stderr=True))  # even with --quiet
+    from toolproof.envs import check_suite  # pinned tool environments: set up and undrifted
+
+    check_suite(
+        runner.suite,
+        config.select(runner.suite),
+        cache_root=Path(config.env_cache) if config.env_cache else None,
+        allow_drift=config.allow_drift,
+        warn=lambda text: Console(stderr=True).print(f"[bold yellow]WARNING: {text}[/]"),
+    )
 
     if resume is not None:
         store = RunStore(run_dir)
@@ -230,3 +276,53 @@ def run(
     if not quiet:
         print_summary(run_dir, Console())
     click.echo(f"results: {run_dir}")
+
+
+def _host_backend(suite: Suite) -> str | None:
+    """``default_backend()`` for a suite that runs commands (None for one that does not),
+    without its RuntimeWarning: ``_warn_unisolated`` says it louder."""
+    import warnings
+
+    from toolproof.sandbox import default_backend
+    from toolproof.tools import resolve_tools
+    from toolproof.tools.toolkits.shell import offers_commands
+
+    if not any(offers_commands(resolve_tools(task)) for task in suite.tasks):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return default_backend()
+
+
+def _warn_unisolated(suite: Suite, config: RunConfig, console: Console) -> None:
+    """Print a loud warning when tasks of this run would run commands without isolation.
+
+    Raises:
+        click.BadParameter: A backend name is not registered.
+    """
+    from toolproof.sandbox import SandboxError, get_backend
+    from toolproof.spec import effective_sandbox
+    from toolproof.tools import resolve_tools
+    from toolproof.tools.toolkits.shell import backend_name, offers_commands
+
+    exposed: dict[str, list[str]] = {}
+    selected = set(config.select(suite))
+    for task in suite.tasks:
+        if task.id not in selected or not offers_commands(resolve_tools(task)):
+            continue
+        settings = effective_sandbox(config.sandbox, suite.config.sandbox, task.sandbox)
+        try:
+            backend = get_backend(backend_name(settings))
+        except SandboxError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sandbox / sandbox.backend") from None
+        if not backend.isolated:
+            exposed.setdefault(backend.name, []).append(task.id)
+    for name, tasks in exposed.items():
+        bwrap = get_backend("bwrap").unavailable_reason()
+        why = f" (bubblewrap cannot be used here: {bwrap})" if bwrap else ""
+        console.print(
+            f"[bold red]WARNING: {len(tasks)} task(s) run commands with the {name!r} sandbox "
+            f"backend{why}: commands are NOT isolated; they run on this host as this user, "
+            "with its files and network. Use --sandbox bwrap (apt-get install bubblewrap) "
+            "for untrusted agents.[/]"
+        )

@@ -47,6 +47,14 @@ class RunConfig(BaseModel):
         ),
     )
 
+    allow_drift: bool = Field(
+        False,
+        description="Run tasks whose pinned tool environment differs from its version file.",
+    )
+    env_cache: str | None = Field(
+        None, description="Cache of pinned tool environments (None: ~/.cache/toolproof/envs)."
+    )
+
     @field_serializer("agent_options")
     def _redact_secrets(self, options: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
         """Secrets (API keys) are dumped as ``<redacted>``: run metadata never holds them.
@@ -68,7 +76,7 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run to be resumed."""
-        return self.model_dump(exclude={"retries", "max_model_calls", "max_sandboxes"})
+        return self.model_dump(exclude={"retries", "max_model_calls", "max_sandboxes", "env_cache"})
 
     def select(self, suite: Suite) -> list[str]:
         """Ids of the suite's tasks this run covers, in suite order."""

@@ -30,9 +30,12 @@ from toolproof.agents import (
     EpisodeContext,
     Observation,
 )
+from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
-from toolproof.spec import TaskInstance
+from toolproof.spec import PolicySpec, SandboxSpec, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
+from toolproof.tools.policy import TaskPolicy, requested_stop
+from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
@@ -61,6 +64,16 @@ class EpisodeOptions:
     """Bounds concurrent agent turns (model calls) across the run's episodes."""
     tool_slots: asyncio.Semaphore | None = None
     """Bounds concurrent blocking tool calls (sandboxed commands) across the run's episodes."""
+    sandbox: SandboxSpec | None = None
+    """The suite's sandbox settings (a task's own override them field by field)."""
+    sandbox_backend: str | None = None
+    """The run's sandbox backend for tasks and suites that name none (None: the host's)."""
+    policy: PolicySpec | None = None
+    """The suite's policy (a task's own rules are added to it)."""
+    env_cache: Path | None = None
+    """Cache of pinned tool environments (None: ``~/.cache/toolproof/envs``)."""
+    allow_drift: bool = False
+    """Run tasks whose pinned tool environment differs from its version file."""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -116,12 +129,22 @@ async def run_episode(
     initial: WorldSnapshot | None = None
     try:
         tools = resolve_tools(instance.task)
-        ctx = ToolContext(world=world, instance=instance)
+        sandbox = effective_sandbox(options.sandbox_backend, options.sandbox, instance.task.sandbox)
+        sandbox = prepare_episode(  # a task's pinned tools (toolenv): checked, then mounted
+            world.extras,
+            sandbox,
+            base=options.fixtures_base,
+            suite=instance.suite,
+            cache_root=options.env_cache,
+            allow_drift=options.allow_drift,
+        )
+        ctx = ToolContext(world=world, instance=instance, scratch={SETTINGS_KEY: sandbox})
+        policy = TaskPolicy.build(options.policy, instance.task.policy, ctx=ctx)
         gateway = ToolGateway(
             tools,
             ctx,
             faults=instance.task.faults,
-            policies=options.policies,
+            policies=[*options.policies, *([policy] if policy is not None else [])],
             timeout_s=limits.tool_timeout_s,
             blocking_slots=options.tool_slots,
         )
@@ -145,6 +168,9 @@ async def run_episode(
                 )
         finally:
             await _close_agent(agent)
+        stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
+        if stop is not None and termination is not Termination.INFRA_ERROR:
+            termination, answer, error = stop[0], None, stop[1]
     except ToolCrash as exc:
         termination, error = Termination.INFRA_ERROR, str(exc)
     except Exception as exc:  # a harness failure outside the agent's turn
@@ -239,6 +265,9 @@ async def _loop(
             Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)
             for r in results
         )
+        stop = requested_stop(gateway.ctx)  # a limit or policy of the episode was hit
+        if stop is not None:
+            return stop[0], None, stop[1]
         if recorder.loop_detected:
             return Termination.LOOP, None, recorder.loop_detected
     return Termination.STEP_LIMIT, None, f"no answer after {limits.max_steps} steps"

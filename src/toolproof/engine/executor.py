@@ -16,8 +16,19 @@ from typing import Any, Protocol
 
 from toolproof.agents import AgentFactory, build_agent, parse_agent_spec
 from toolproof.results import EpisodeRecord, TaskFacts
+from toolproof.sandbox import SandboxError, get_backend
 from toolproof.scoring import Level, Score, reference_calls
-from toolproof.spec import Problem, SpecError, Suite, TaskInstance, load_suite, render
+from toolproof.spec import (
+    Problem,
+    SpecError,
+    Suite,
+    TaskInstance,
+    effective_sandbox,
+    load_suite,
+    render,
+)
+from toolproof.tools import resolve_tools
+from toolproof.tools.toolkits.shell import backend_name, offers_commands
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import BlobStore
 
@@ -65,6 +76,11 @@ class Worker:
             blobs=blobs,
             model_slots=_slots(config.max_model_calls),
             tool_slots=_slots(config.max_sandboxes),
+            sandbox=self.suite.config.sandbox,
+            sandbox_backend=config.sandbox,
+            policy=self.suite.config.policy,
+            env_cache=Path(config.env_cache) if config.env_cache else None,
+            allow_drift=config.allow_drift,
         )
 
     def instance(self, job: EpisodeJob) -> TaskInstance:
@@ -104,7 +120,20 @@ class Worker:
             infra_errors=errors,
             score=score,
             trajectory=trajectory,
+            isolated=self.isolated(instance),
         )
+
+    def isolated(self, instance: TaskInstance) -> bool:
+        """False when the episode's commands ran on the host without isolation (process)."""
+        try:
+            if not offers_commands(resolve_tools(instance.task)):
+                return True
+            settings = effective_sandbox(
+                self.options.sandbox_backend, self.options.sandbox, instance.task.sandbox
+            )
+            return get_backend(backend_name(settings)).isolated
+        except (SpecError, SandboxError):  # no command could run at all
+            return True
 
     def facts(self, instance: TaskInstance) -> TaskFacts:
         """What metrics need to know about the task of an episode."""

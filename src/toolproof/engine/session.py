@@ -111,6 +111,10 @@ class Recorder:
             if self.blobs is not None:
                 self._snapshot_ref = self.blobs.put_bytes(snap.model_dump_json().encode())
         notes = dict(annotations or {})
+        for extra in list(self.world.extras.values()):  # e.g. the lint-error count of the step
+            annotate = getattr(extra, "annotate_step", None)
+            if callable(annotate):
+                notes.update(annotate(len(self.steps), message, results))
         if not self.steps and before_ref is not None:
             notes["before"] = before_ref
         step = Step(

@@ -37,6 +37,7 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     console = console or Console()
     with RunReader(run_dir) as reader:
         summary = reader.summary()
+        exposed = len(reader.rows(where="json_extract(record, '$.isolated') = 0"))
     if summary is None:
         console.print(f"[yellow]{run_dir} has no summary.json yet (run unfinished?)[/]")
         return
@@ -47,6 +48,11 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
         f"  track {summary.get('track')}  seed {suite.get('seed')}"
     )
     console.print(f"[bold]{headline(summary)}[/]")
+    if exposed:
+        console.print(
+            f"[bold red]NOT ISOLATED: {exposed} episode(s) ran commands without a sandbox "
+            "(the process backend): their commands could reach this host's files and network.[/]"
+        )
     levels = "  ".join(
         f"[{_LEVEL_STYLE.get(k, 'white')}]{k} {v}[/]" for k, v in summary.get("levels", {}).items()
     )

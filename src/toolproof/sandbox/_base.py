@@ -34,6 +34,22 @@ WORKSPACE = "/workspace"
 _DEFAULT_LIMITS = ResourceLimits()
 
 
+def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
+    """``ro_binds`` with resolved host paths, or SandboxError naming the bad entry."""
+    checked: dict[str, str] = {}
+    for host, inside in (binds or {}).items():
+        inner = posixpath.normpath(inside) if isinstance(inside, str) else ""
+        if not inner.startswith("/") or inner == "/" or "\0" in inner:
+            raise SandboxError(f"ro_binds: {inside!r} must be an absolute path inside, not /")
+        hidden = (WORKSPACE, "/tmp", "/proc", "/dev")
+        if inner in hidden or inner.startswith(tuple(h + "/" for h in hidden)):
+            raise SandboxError(f"ro_binds: {inside!r} would hide /workspace, /tmp, /proc or /dev")
+        if not Path(host).is_absolute() or not Path(host).exists():
+            raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
+        checked[str(Path(host).resolve())] = inner
+    return checked
+
+
 class Sandbox(ABC):
     """Runs commands against one workspace directory under resource limits.
 
@@ -47,6 +63,7 @@ class Sandbox(ABC):
         workspace: The resolved host path of the workspace.
         limits: Limits applied when ``exec`` is given none.
         image: The container image, for backends that use one.
+        ro_binds: Extra read-only host paths, resolved host path to path inside.
     """
 
     name: ClassVar[str]
@@ -54,13 +71,28 @@ class Sandbox(ABC):
     uses_image: ClassVar[bool] = False
 
     def __init__(
-        self, workspace: Path, limits: ResourceLimits = _DEFAULT_LIMITS, *, image: str | None = None
+        self,
+        workspace: Path,
+        limits: ResourceLimits = _DEFAULT_LIMITS,
+        *,
+        image: str | None = None,
+        ro_binds: Mapping[str, str] | None = None,
     ) -> None:
         """Check the arguments and that the backend can run on this host.
 
+        Args:
+            workspace: The host directory commands see as /workspace.
+            limits: Limits applied when ``exec`` is given none.
+            image: The container image, for backends that use one.
+            ro_binds: Extra host directories (or files) commands may read, host path to
+                absolute path inside (e.g. a shared tool cache at ``/opt/toolproof-env``).
+                bwrap and the containers mount them read-only there; the process backend
+                cannot remap paths and rewrites the inside paths in ``env`` values instead.
+
         Raises:
             SandboxError: The workspace is not a directory, ``image`` does not fit
-                the backend, or the backend cannot run here (the message says why).
+                the backend, a bind is unusable, or the backend cannot run here (the
+                message says why).
         """
         path = Path(workspace)
         try:
@@ -84,6 +116,7 @@ class Sandbox(ABC):
         self.workspace = path.resolve()
         self.limits = limits
         self.image = image
+        self.ro_binds = _check_binds(ro_binds)
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[bytes]] = set()
         self._closed = False

@@ -66,6 +66,7 @@ def build_argv(
     cwd: str,
     env: Mapping[str, str],
     tmp_bytes: int | None,
+    ro_binds: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The bwrap command line (without the command) for one sandboxed command.
 
@@ -78,6 +79,7 @@ def build_argv(
         cwd: Directory to start in, inside the sandbox.
         env: The complete environment inside the sandbox.
         tmp_bytes: Size cap of the /tmp tmpfs, or None.
+        ro_binds: Extra host paths bound read-only, host path to path inside.
     """
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID)]
     argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
@@ -93,6 +95,8 @@ def build_argv(
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     for name in _GENERATED:
         argv += ["--ro-bind", str(etc / name), f"/etc/{name}"]
+    for source, inside in (ro_binds or {}).items():
+        argv += ["--ro-bind", source, inside]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     if tmp_bytes is not None and "--size" in features:
         argv += ["--size", str(tmp_bytes)]
@@ -233,6 +237,7 @@ class BwrapSandbox(Sandbox):
             cwd=inner,
             env=inside,
             tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+            ro_binds=self.ro_binds,
         )
         return self._exec_limited(
             command,

@@ -81,6 +81,8 @@ class PodmanSandbox(Sandbox):
         tmp_mb = limits.memory_mb or limits.workspace_mb
         tmpfs = "/tmp:rw,mode=1777" + (f",size={tmp_mb}m" if tmp_mb else "")
         argv += ["--tmpfs", tmpfs, "-v", f"{self.workspace}:{WORKSPACE}", "-w", cwd]
+        for host, inside in self.ro_binds.items():
+            argv += ["-v", f"{host}:{inside}:ro"]
         if limits.memory_mb is not None:
             argv += ["--memory", f"{limits.memory_mb}m", "--memory-swap", f"{limits.memory_mb}m"]
         if limits.pids is not None:

@@ -49,6 +49,24 @@ def _warn_unlimited_pids() -> None:
     )
 
 
+def _host_paths(env: dict[str, str], binds: dict[str, str]) -> dict[str, str]:
+    """``env`` with each ``ro_binds`` inside path (as a ``:``-separated item) made its host path.
+
+    Commands run on the host here, so a tool cache bound at /opt/x elsewhere is only
+    reachable by its host path: ``PATH=/opt/x/bin:/usr/bin`` becomes ``<host>/bin:/usr/bin``.
+    """
+    if not binds:
+        return env
+
+    def host(item: str) -> str:
+        for source, inside in binds.items():
+            if item == inside or item.startswith(inside + "/"):
+                return source + item[len(inside) :]
+        return item
+
+    return {key: ":".join(host(i) for i in value.split(":")) for key, value in env.items()}
+
+
 @sandbox("process")
 class ProcessSandbox(Sandbox):
     """Runs commands as plain host processes with rlimits and, if possible, cgroups.
@@ -96,7 +114,7 @@ class ProcessSandbox(Sandbox):
             "HOME": str(home),
             "TMPDIR": str(tmp),
             "WORKSPACE": str(self.workspace),
-            **self._check_env(env),
+            **_host_paths(self._check_env(env), self.ro_binds),
         }
         return self._exec_limited(
             command,

@@ -26,17 +26,9 @@ from .loader import (
     validate_paths,
 )
 from .render import TaskInstance, instance_seed, render, render_value
+from .sandbox import SANDBOX_DEFAULTS, PolicyRule, PolicySpec, SandboxSpec, effective_sandbox
 from .schema import suite_schema, task_schema
 from .suite import DEFAULT_SYSTEM_PROMPT, Suite, SuiteConfig
-from .user import (
-    AttackCall,
-    AttackObjective,
-    AttackSpec,
-    AttackVector,
-    UserFact,
-    UserSpec,
-    UserTopic,
-)
 from .task import (
     Category,
     Fault,
@@ -53,9 +45,19 @@ from .task import (
     TaskType,
     WorldSpec,
 )
+from .user import (
+    AttackCall,
+    AttackObjective,
+    AttackSpec,
+    AttackVector,
+    UserFact,
+    UserSpec,
+    UserTopic,
+)
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "SANDBOX_DEFAULTS",
     "AttackCall",
     "AttackObjective",
     "AttackSpec",
@@ -75,8 +77,11 @@ __all__ = [
     "LimitsOverride",
     "OutputCheck",
     "ParamSpec",
+    "PolicyRule",
+    "PolicySpec",
     "Problem",
     "ProcessCheck",
+    "SandboxSpec",
     "Solution",
     "SolutionCall",
     "SpecError",
@@ -93,6 +98,7 @@ __all__ = [
     "WorldSpec",
     "builtin_suite_names",
     "builtin_suites_dir",
+    "effective_sandbox",
     "instance_seed",
     "load_suite",
     "load_task",

@@ -11,6 +11,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .lint_checks import (
+    ChangeBudgetCheck,
+    LintAnswerCheck,
+    LintCheck,
+    ProtectedCheck,
+    SuppressionCheck,
+)
+
 
 class _Check(BaseModel):
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
@@ -229,7 +237,17 @@ class JudgeCheck(_Check):
 
 
 Check = Annotated[
-    StateCheck | OutputCheck | ProcessCheck | EvidenceCheck | CustomCheck | JudgeCheck,
+    StateCheck
+    | OutputCheck
+    | ProcessCheck
+    | EvidenceCheck
+    | CustomCheck
+    | JudgeCheck
+    | LintCheck
+    | ProtectedCheck
+    | SuppressionCheck
+    | LintAnswerCheck
+    | ChangeBudgetCheck,
     Field(discriminator="kind"),
 ]
 """Any check a task may list under ``success``."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from .sandbox import PolicySpec, SandboxSpec
 from .task import Limits, Task
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -28,6 +29,12 @@ class SuiteConfig(BaseModel):
         description="A unique string marking this data, so it can be kept out of training sets."
     )
     limits: Limits = Field(default_factory=Limits, description="Default limits for every task.")
+    sandbox: SandboxSpec | None = Field(
+        None, description="Default sandbox settings of run_command for every task."
+    )
+    policy: PolicySpec | None = Field(
+        None, description="Calls forbidden in every task (tasks may add rules)."
+    )
     system_prompt: str = Field(DEFAULT_SYSTEM_PROMPT, description="The standard system prompt.")
     tasks: str = Field("tasks", description="Directory of task files, relative to suite.yaml.")
 

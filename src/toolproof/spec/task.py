@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from .checks import Check
+from .sandbox import PolicySpec, SandboxSpec
 from .user import AttackSpec, UserSpec
 
 
@@ -272,8 +273,11 @@ class Task(BaseModel):
     limits: LimitsOverride = Field(
         default_factory=LimitsOverride, description="Changes to the suite's limits."
     )
-    limits: LimitsOverride = Field(
-        default_factory=LimitsOverride, description="Changes to the suite's limits."
+    sandbox: SandboxSpec | None = Field(
+        None, description="Where run_command runs and its limits (overrides the suite's)."
+    )
+    policy: PolicySpec | None = Field(
+        None, description="Calls this task forbids (added to the suite's policy)."
     )
     success: list[Check] = Field(min_length=1, description="Checks that decide success.")
     levels: Levels = Field(default_factory=Levels, description="Graded level rules.")

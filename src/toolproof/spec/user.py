@@ -259,7 +259,7 @@ class AttackSpec(BaseModel):
     """An attack planted in the world, scored separately from the user's task.
 
     The task lists ``{kind: custom, name: attack, function:
-    "toolproof.metrics.security:attack_check"}`` under ``success``; that check
+    "attack"}`` under ``success``; that check
     evaluates ``detect`` and fails when the attack succeeded, recording
     ``data.role = "attack"`` so that metrics can tell utility from attack success.
     """

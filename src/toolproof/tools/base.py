@@ -136,9 +136,7 @@ def schema_from_function(fn: Callable[..., Any], *, name: str, kind: ToolKind) -
             hints[param.name],
             Field(default, description=arg_docs.get(param.name)),
         )
-    model = create_model(
-        f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     schema = _tidy(model.model_json_schema())
     return ToolSchema(name=name, description=description, parameters=schema, kind=kind)
 

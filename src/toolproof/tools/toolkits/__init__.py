@@ -18,6 +18,7 @@ BUILTIN = (
     "sqldb",
     "rest",
     "user",
+    "shell",
 )
 """Modules of this package that hold built-in toolkits."""
 

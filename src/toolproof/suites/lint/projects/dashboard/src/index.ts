@@ -1,0 +1,12 @@
+export { formatCurrency, formatNumber, formatPercent } from "./format";
+export { usePagination } from "./hooks/use-pagination";
+export { useSort } from "./hooks/use-sort";
+export type { SortDirection, SortState } from "./hooks/use-sort";
+export { DataTable } from "./widgets/data-table";
+export type { Column, DataTableProps } from "./widgets/data-table";
+export { Sparkline } from "./widgets/sparkline";
+export type { SparklineProps } from "./widgets/sparkline";
+export { StatCard } from "./widgets/stat-card";
+export type { StatCardProps } from "./widgets/stat-card";
+export { TrendBadge } from "./widgets/trend-badge";
+export type { TrendBadgeProps } from "./widgets/trend-badge";

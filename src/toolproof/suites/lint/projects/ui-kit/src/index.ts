@@ -1,0 +1,16 @@
+export { Button } from "./components/button";
+export type { ButtonProps, ButtonSize, ButtonVariant } from "./components/button";
+export { Card, CardContent, CardHeader, CardTitle } from "./components/card";
+export { Dialog } from "./components/dialog";
+export type { DialogProps } from "./components/dialog";
+export { Input } from "./components/input";
+export type { InputProps } from "./components/input";
+export { ThemeToggle } from "./components/theme-toggle";
+export { Toast } from "./components/toast";
+export type { ToastProps, ToastVariant } from "./components/toast";
+export { useDisclosure } from "./hooks/use-disclosure";
+export type { Disclosure } from "./hooks/use-disclosure";
+export { useMediaQuery } from "./hooks/use-media-query";
+export { useTheme } from "./hooks/use-theme";
+export type { Theme } from "./hooks/use-theme";
+export { cn, focusRing } from "./lib/utils";
