@@ -7,16 +7,23 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if command -v apt-get >/dev/null 2>&1; then
-  # bubblewrap: the default sandbox; chromium: browser tests of the viewer and report;
-  # podman + runc: the container sandbox backend.
+  # bubblewrap: the default sandbox; podman + runc + catatonit: the container backend;
+  # chromium: browser tests of the viewer and the HTML report; git: repositories in
+  # workspaces; nodejs + npm only where missing: the lint suite's pinned ESLint.
+  packages="bubblewrap podman runc catatonit chromium git"
+  command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
   $SUDO apt-get update -qq
+  # shellcheck disable=SC2086  # the package list is meant to split into words
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    bubblewrap chromium podman runc >/dev/null
+    $packages >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/python -m pip install -q --upgrade pip
+# [dev] pulls in every optional integration ([all]) plus the test and lint tools.
 .venv/bin/python -m pip install -q -e '.[dev]'
+# The lint suite's pinned ruff and ESLint, installed once into a reused cache (never at agent time).
+.venv/bin/toolproof env setup lint
 
 echo "== ruff";          .venv/bin/ruff check src tests
 echo "== ruff format";   .venv/bin/ruff format --check src tests

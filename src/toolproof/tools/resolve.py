@@ -8,7 +8,6 @@ from .base import ToolImpl, registry
 from .inline import InlineToolImpl
 from .toolkits import load_builtin
 
-
 _kits_cache: tuple[int, dict[str, list[str]]] | None = None
 
 
