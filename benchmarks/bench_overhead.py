@@ -27,11 +27,13 @@ import argparse
 import asyncio
 import json
 import platform
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from toolproof.engine import RunConfig, Runner
@@ -87,30 +89,71 @@ def run_toolproof(
     }
 
 
+SCRIPT = """\
+per_conversation: true
+replies:
+  - tool_calls:
+      - {name: get_stock, arguments: {product_id: A}}
+      - {name: get_stock, arguments: {product_id: B}}
+  - tool_calls:
+      - {name: calculate, arguments: {expression: "15 + 27"}}
+  - content: A and B have 42 units together.
+"""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def scripted_openai(episodes: int) -> dict[str, float] | None:
-    """toolproof through the openai adapter against the scripted server (None if unavailable)."""
+    """toolproof through the openai adapter against the scripted server (None if unavailable).
+
+    The server runs in its own process (``python -m toolproof.testing``), as a real
+    model endpoint would, so its work does not compete with the harness for the GIL.
+    """
     try:
-        from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
+        import openai  # noqa: F401  (the adapter needs it)
     except ImportError:
+        print("  (openai adapter run skipped: pip install 'toolproof[openai]')")
         return None
-    script = [
-        ScriptedReply(
-            tool_calls=[
-                ScriptedToolCall("get_stock", {"product_id": "A"}),
-                ScriptedToolCall("get_stock", {"product_id": "B"}),
-            ]
-        ),
-        ScriptedReply(tool_calls=[ScriptedToolCall("calculate", {"expression": "15 + 27"})]),
-        ScriptedReply(content="A and B have 42 units together."),
-    ]
-    with ModelServer(sequence_policy(script)) as server:
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "script.yaml"
+        script.write_text(SCRIPT)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "toolproof.testing",
+                "--script",
+                str(script),
+                "--port",
+                str(port),
+                "--quiet",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
+            base_url = f"http://127.0.0.1:{port}/v1"
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base_url}/models", timeout=1):
+                        break
+                except OSError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        print("  (openai adapter run skipped: the scripted server did not start)")
+                        return None
+                    time.sleep(0.1)
             return run_toolproof(
-                "openai:scripted", {"base_url": server.base_url, "api_key": "test"}, episodes, 1
+                "openai:scripted", {"base_url": base_url, "api_key": "test"}, episodes, 1
             )
-        except Exception as exc:  # the adapter may be missing in a partial install
-            print(f"  (openai adapter run skipped: {exc})")
-            return None
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
 
 
 def inspect_run(python: Path, episodes: int) -> dict[str, float]:

@@ -100,7 +100,10 @@ class ModelServer:
 
         if self._thread is not None:
             raise RuntimeError("ModelServer is already running; call stop() first")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only
+        # when the listening socket says TCP, and without it every reply written in two
+        # pieces waits ~40 ms for a delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.host, self._requested_port))
