@@ -27,6 +27,22 @@ BOOTSTRAP_BUDGET = 150_000
 """Most resampled task means per breakdown group; big groups get fewer resamples (>= 200)."""
 
 
+def k_values(top: int) -> list[int]:
+    """The k of pass@k and pass^k: 1..10, then powers of two, then K itself.
+
+    Every k up to K would be quadratic in K (and unreadable) for runs with
+    hundreds of epochs; these keep the curve's shape and its end point.
+    """
+    ks = {k for k in range(1, min(top, 10) + 1)}
+    power = 16
+    while power < top:
+        ks.add(power)
+        power *= 2
+    if top >= 1:
+        ks.add(top)
+    return sorted(ks)
+
+
 def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
@@ -173,7 +189,7 @@ class Aggregate:
         at: dict[str, float | None] = {}
         hat: dict[str, float | None] = {}
         used: dict[str, int] = {}
-        for k in range(1, top + 1):
+        for k in k_values(top):
             table = {t: (n, c) for t, (n, c) in self.per_task.items() if n >= k}
             at[str(k)] = _r(mean_pass_at_k(table, k))
             hat[str(k)] = _r(mean_pass_hat_k(table, k))
