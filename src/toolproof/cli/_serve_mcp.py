@@ -118,7 +118,7 @@ def serve_mcp(
         click.echo(f"toolproof: task {job.key}: {instance.task.description.strip()}", err=True)
         result = asyncio.run(worker.run(job))
         if runner is not None and store is not None:
-            store.set_meta(runner._meta())  # the run's facts, as `toolproof run` writes them
+            store.set_meta(runner.meta())  # the run's facts, as `toolproof run` writes them
             store.append(result)
             runner.finalize(store)
     finally:

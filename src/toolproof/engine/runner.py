@@ -83,7 +83,8 @@ class Runner:
                 ]
             )
 
-    def _meta(self) -> dict[str, Any]:
+    def meta(self) -> dict[str, Any]:
+        """What the run records about itself (config, suite, track, environment, plan)."""
         suite = self.suite
         return {
             "config": self.config.model_dump(),
@@ -139,7 +140,7 @@ class Runner:
         store = RunStore(self.run_dir)
         try:
             self.check_resumable(store)
-            store.set_meta(self._meta())
+            store.set_meta(self.meta())
             done = store.keys()
             jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
             executor = self._executor
