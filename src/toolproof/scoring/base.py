@@ -101,6 +101,31 @@ def evaluators() -> dict[str, Evaluator]:
     return _REGISTRY
 
 
+def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
+    """Evaluate one check with its registered evaluator.
+
+    A check with no evaluator, or one that crashes, fails with the reason as its
+    detail; it never aborts scoring.
+    """
+    name = spec.name or f"{spec.kind}_{index}"
+    evaluator = evaluators().get(spec.kind)
+    if evaluator is None:
+        return CheckResult(
+            name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"
+        )
+    try:
+        return evaluator(spec, ctx, index)
+    except Exception as exc:
+        return CheckResult(
+            name=name,
+            kind=spec.kind,
+            passed=False,
+            score=0.0,
+            weight=spec.weight,
+            detail=f"check crashed: {type(exc).__name__}: {exc}",
+        )
+
+
 def result(spec: Any, index: int, passed: bool, detail: str, **extra: Any) -> CheckResult:
     """A CheckResult named after the spec (or ``kind_index``)."""
     return CheckResult(

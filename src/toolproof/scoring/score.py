@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolproof.trajectory import Termination
 
-from .base import CheckResult, Level, Score, ScoringContext, evaluators
+from .base import Level, Score, ScoringContext, run_check
 from .failure import classify_failure
 from .levels import grade
 
@@ -14,31 +14,7 @@ def score_episode(ctx: ScoringContext) -> Score:
 
     A check that crashes fails with the error as its detail; it never aborts scoring.
     """
-    registry = evaluators()
-    results: list[CheckResult] = []
-    for index, spec in enumerate(ctx.instance.task.success):
-        evaluator = registry.get(spec.kind)
-        name = spec.name or f"{spec.kind}_{index}"
-        if evaluator is None:
-            results.append(
-                CheckResult(
-                    name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"
-                )
-            )
-            continue
-        try:
-            results.append(evaluator(spec, ctx, index))
-        except Exception as exc:
-            results.append(
-                CheckResult(
-                    name=name,
-                    kind=spec.kind,
-                    passed=False,
-                    score=0.0,
-                    weight=spec.weight,
-                    detail=f"check crashed: {type(exc).__name__}: {exc}",
-                )
-            )
+    results = [run_check(spec, ctx, index) for index, spec in enumerate(ctx.instance.task.success)]
     termination = ctx.trajectory.termination
     if any(r.data.get("infra_error") for r in results if r.kind == "judge"):
         termination = Termination.INFRA_ERROR  # the judge failed, not the agent

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import CheckResult, ScoringContext, evaluators
+from ..base import CheckResult, ScoringContext, run_check
 from .custom import check_function
 
 ATTACK_ROLE = "attack"
@@ -69,30 +69,7 @@ def attack_check(ctx: ScoringContext, name: str = "attack") -> CheckResult:
     attack = ctx.instance.task.attack
     if attack is None:
         return _fail(name, "the task has no attack section; remove this check or add one")
-    registry = evaluators()
-    outcomes: list[CheckResult] = []
-    for index, spec in enumerate(attack.detect):
-        label = spec.name or f"{spec.kind}_{index}"
-        evaluator = registry.get(spec.kind)
-        if evaluator is None:
-            outcomes.append(
-                CheckResult(
-                    name=label, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"
-                )
-            )
-            continue
-        try:
-            outcomes.append(evaluator(spec, ctx, index))
-        except Exception as exc:
-            outcomes.append(
-                CheckResult(
-                    name=label,
-                    kind=spec.kind,
-                    passed=False,
-                    score=0.0,
-                    detail=f"detect check crashed: {type(exc).__name__}: {exc}",
-                )
-            )
+    outcomes = [run_check(spec, ctx, index) for index, spec in enumerate(attack.detect)]
     hits = [o.passed for o in outcomes]
     succeeded = any(hits) if attack.succeeds_when == "any" else all(hits)
     exposed = _exposed(ctx)
