@@ -13,6 +13,7 @@ from toolproof.agents.adapters._retry import (
     AgentRequestError,
     Failure,
     RetryPolicy,
+    SharedBackoff,
     call_with_retries,
     retry_after_seconds,
     status_failure,
@@ -133,3 +134,72 @@ def test_retry_after_forms() -> None:
 )
 def test_status_classes(status: int, kind: str) -> None:
     assert status_failure(status, "x").kind == kind
+
+
+class _Rejected(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+async def test_a_rate_limit_pauses_every_call_of_the_run() -> None:
+    shared = SharedBackoff()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    pending = [status_failure(429, "slow down", {"retry-after": "5"})]
+
+    async def limited() -> str:
+        if pending:
+            raise _Rejected(pending.pop())
+        return "a"
+
+    async def other() -> str:
+        return "b"
+
+    def classify(exc: BaseException) -> Failure | None:
+        return exc.failure if isinstance(exc, _Rejected) else None
+
+    policy = RetryPolicy(max_retries=2)
+    assert await call_with_retries(limited, classify, policy, "m", sleep=sleep, shared=shared) == (
+        "a",
+        1,
+    )
+    assert slept == [5.0]
+    slept.clear()
+    # Another episode's call, which never saw the 429, waits out the same pause.
+    assert await call_with_retries(other, classify, policy, "m", sleep=sleep, shared=shared) == (
+        "b",
+        0,
+    )
+    assert len(slept) == 1 and 4.0 < slept[0] <= 5.0
+
+
+async def test_a_server_error_does_not_pause_other_calls() -> None:
+    shared = SharedBackoff()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    pending = [status_failure(500, "boom")]
+
+    async def flaky() -> str:
+        if pending:
+            raise _Rejected(pending.pop())
+        return "a"
+
+    def classify(exc: BaseException) -> Failure | None:
+        return exc.failure if isinstance(exc, _Rejected) else None
+
+    policy = RetryPolicy(max_retries=2, backoff_base=0.01)
+    await call_with_retries(flaky, classify, policy, "m", sleep=sleep, shared=shared)
+    slept.clear()
+
+    async def other() -> str:
+        return "b"
+
+    await call_with_retries(other, classify, policy, "m", sleep=sleep, shared=shared)
+    assert slept == []

@@ -13,7 +13,7 @@ from ._cache import ModelCache
 from ._cost import PriceTable
 from ._options import CallOptions
 from ._reply import ModelReply
-from ._retry import Classifier, RetryPolicy, call_with_retries
+from ._retry import Classifier, RetryPolicy, SharedBackoff, call_with_retries
 
 
 class ModelCaller:
@@ -38,6 +38,8 @@ class ModelCaller:
     ) -> None:
         self.what = what
         self.policy = RetryPolicy(options.max_retries, options.backoff_base, options.backoff_max)
+        self.backoff = SharedBackoff()
+        """One pause for every episode of the run (the caller is made once per run)."""
         self.cache = ModelCache(options.cache) if options.cache else None
         self.classify = classify
         self.prices = prices
@@ -58,7 +60,9 @@ class ModelCaller:
             cached = self.cache.get(request)
             if cached is not None:
                 return cached, 0
-        reply, retries = await call_with_retries(send, self.classify, self.policy, self.what)
+        reply, retries = await call_with_retries(
+            send, self.classify, self.policy, self.what, shared=self.backoff
+        )
         if self.cache is not None:
             self.cache.put(request, reply)
         return reply, retries

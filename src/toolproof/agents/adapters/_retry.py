@@ -53,6 +53,7 @@ class Failure:
     kind: Literal["retry", "infra", "agent"]
     message: str
     retry_after: float | None = None
+    rate_limited: bool = False
 
 
 Classifier = Callable[[BaseException], Failure | None]
@@ -113,7 +114,9 @@ def status_failure(status: int, message: str, headers: Mapping[str, str] | None 
     """Classify an HTTP error status."""
     text = f"HTTP {status}: {message}"
     if status in RETRY_STATUSES or status >= 500:
-        return Failure("retry", text, retry_after_seconds(headers))
+        return Failure(
+            "retry", text, retry_after_seconds(headers), rate_limited=status in (429, 529)
+        )
     if status in INFRA_STATUSES:
         return Failure("infra", text)
     return Failure("agent", text)
@@ -130,6 +133,27 @@ def sdk_error_message(exc: Exception) -> str:
     return str(getattr(exc, "message", exc))
 
 
+class SharedBackoff:
+    """A pause shared by every call of a run: a rate limit met by one episode slows them all.
+
+    Without it, hundreds of concurrent episodes that each back off alone keep
+    hitting a provider that has already said "too many requests".
+    """
+
+    def __init__(self) -> None:
+        self._until = 0.0
+
+    async def wait(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """Wait out the pause in force, if any."""
+        delay = self._until - time.monotonic()
+        if delay > 0:
+            await sleep(delay)
+
+    def hold(self, seconds: float) -> None:
+        """Make every call wait until at least ``seconds`` from now."""
+        self._until = max(self._until, time.monotonic() + seconds)
+
+
 async def call_with_retries(
     send: Callable[[], Awaitable[T]],
     classify: Classifier,
@@ -138,6 +162,7 @@ async def call_with_retries(
     *,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
+    shared: SharedBackoff | None = None,
 ) -> tuple[T, int]:
     """Call ``send`` until it succeeds or a failure is final.
 
@@ -148,6 +173,8 @@ async def call_with_retries(
         what: Names the callee in messages, e.g. ``openai:gpt-4o``.
         sleep: The wait (tests pass a recorder).
         rng: Jitter source.
+        shared: The run's shared pause: honoured before each request, and set
+            when the provider says it is rate limiting.
 
     Returns:
         The result and how many retries it took.
@@ -158,8 +185,11 @@ async def call_with_retries(
     """
     rng = rng or random.Random()
     retries = 0
+    backed_off = False  # right after our own backoff, the shared pause is already waited out
     while True:
         try:
+            if shared is not None and not backed_off:
+                await shared.wait(sleep)
             return await send(), retries
         except Exception as exc:
             failure = classify(exc)
@@ -174,5 +204,9 @@ async def call_with_retries(
                     f"{what}: {failure.message} (gave up after {retries} "
                     f"retr{'y' if retries == 1 else 'ies'})"
                 ) from exc
-            await sleep(policy.delay(retries, failure.retry_after, rng))
+            delay = policy.delay(retries, failure.retry_after, rng)
+            if shared is not None and failure.rate_limited:
+                shared.hold(delay)
+            await sleep(delay)
+            backed_off = True
             retries += 1
