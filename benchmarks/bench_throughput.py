@@ -5,7 +5,8 @@
 200 ms latency per call, at several ``--parallel`` levels; then the same with
 an in-process agent that waits 200 ms per turn (the engine alone, without the
 SDK's and HTTP's CPU cost). For each level it prints model calls per second
-against the ideal (concurrency / latency), and the harness process's peak memory.
+against the ideal (concurrency / latency) over the episode phase (start to the last
+stored episode), the harness process's peak memory, and the one-off final summary's time.
 
     python benchmarks/bench_throughput.py [--episodes 2000] [--latency 0.2] [--levels 100 500 1000]
 """
@@ -38,10 +39,15 @@ else:
 config = RunConfig(suite=str(resolve_suite_path("core")), agent=agent, agent_options=options,
                    epochs=episodes, tasks=["stock-sum"], snapshots=False)
 start = time.perf_counter()
-runner = Runner(config, Path(run_dir), parallel=parallel, suite=load_suite("core"))
+last = [0.0]
+def on_episode(record):
+    last[0] = time.perf_counter()
+runner = Runner(config, Path(run_dir), parallel=parallel, suite=load_suite("core"),
+                on_episode=on_episode)
 summary = asyncio.run(runner.run())
 wall = time.perf_counter() - start
-print(json.dumps({"wall_s": wall, "passed": summary["success"]["successes"],
+print(json.dumps({"wall_s": last[0] - start, "total_s": wall,
+                  "passed": summary["success"]["successes"],
                   "episodes": summary["episodes"]["finished"],
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
@@ -85,7 +91,7 @@ def main() -> None:
     )
     print(
         f"{'parallel':>8} {'wall s':>7} {'calls/s':>8} {'ideal':>7} {'share':>6} "
-        f"{'peak MB':>8} {'passed':>7}"
+        f"{'peak MB':>8} {'passed':>7} {'+summary s':>10}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "script.yaml"
@@ -129,7 +135,8 @@ def main() -> None:
                     ideal = min(level, args.episodes) / args.latency
                     print(
                         f"{level:>8} {row['wall_s']:>7.1f} {rate:>8.0f} {ideal:>7.0f} "
-                        f"{rate / ideal:>6.0%} {row['peak_mb']:>8.0f} {row['passed']:>7}",
+                        f"{rate / ideal:>6.0%} {row['peak_mb']:>8.0f} {row['passed']:>7} "
+                        f"{row['total_s'] - row['wall_s']:>10.1f}",
                         flush=True,
                     )
         finally:
