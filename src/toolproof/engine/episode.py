@@ -233,7 +233,8 @@ async def _loop(
         try:
             async with model_slots or contextlib.nullcontext():
                 a0 = time.perf_counter()
-                turn = await asyncio.wait_for(agent.act(observation), budget)
+                async with asyncio.timeout(budget):  # no extra task per turn, unlike wait_for
+                    turn = await agent.act(observation)
         except TimeoutError:
             return Termination.TIMEOUT, None, f"agent turn {step} took longer than {budget:g}s"
         except AgentInfraError as exc:
