@@ -206,6 +206,18 @@ class Sandbox(ABC):
             return None
         return self.workspace / inner[len(WORKSPACE) :].lstrip("/")
 
+    def _checked_cwd(self, cwd: str) -> str:
+        """``cwd`` inside the sandbox, after checking it exists when it is under /workspace.
+
+        Raises:
+            SandboxError: ``cwd`` is under /workspace but is not a directory there.
+        """
+        inner = self._inner_cwd(cwd)
+        host = self._host_path(inner)
+        if host is not None and not host.is_dir():
+            raise SandboxError(f"cwd {cwd!r} is not a directory in the workspace {self.workspace}")
+        return inner
+
     @staticmethod
     def _check_env(env: Mapping[str, str] | None) -> dict[str, str]:
         checked = dict(env or {})

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
 from toolproof.sandbox._cgroup import host_support
-from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
@@ -211,10 +210,7 @@ class BwrapSandbox(Sandbox):
                 not exist.
         """
         chosen = limits or self.limits
-        inner = self._inner_cwd(cwd)
-        host = self._host_path(inner)
-        if host is not None and not host.is_dir():
-            raise SandboxError(f"cwd {cwd!r} is not a directory in the workspace {self.workspace}")
+        inner = self._checked_cwd(cwd)
         _, bwrap, features = _probe()
         if chosen.pids is not None and os.geteuid() == 0 and not host_support().has("pids"):
             _warn_unlimited_pids()

@@ -22,7 +22,6 @@ from typing import ClassVar
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
 from toolproof.sandbox._detect import classify
-from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
@@ -124,10 +123,7 @@ class PodmanSandbox(Sandbox):
                 not exist.
         """
         chosen = limits or self.limits
-        inner = self._inner_cwd(cwd)
-        host = self._host_path(inner)
-        if host is not None and not host.is_dir():
-            raise SandboxError(f"cwd {cwd!r} is not a directory in the workspace {self.workspace}")
+        inner = self._checked_cwd(cwd)
         inside = {
             "PATH": _PATH,
             "HOME": "/tmp",
