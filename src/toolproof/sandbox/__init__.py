@@ -9,6 +9,7 @@ Map of the package::
     _spawn    run one process tree: deadline, output cap, kill everything after
     _cgroup   per-command pids/memory cgroups (v1 or v2) where the host allows
     _detect   which limit a command hit; workspace size
+    _identity the unprivileged host user commands run as when the harness is root
     _registry @sandbox("name"), get_backend, available_backends, default_backend
 
 Typical use::
@@ -22,6 +23,7 @@ See docs/isolation.md for what each backend guarantees and what it does not.
 from toolproof.sandbox import _bwrap, _container, _process  # noqa: F401  (registers backends)
 from toolproof.sandbox._base import Sandbox
 from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._identity import SANDBOX_GID, SANDBOX_UID, sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import (
     available_backends,
@@ -32,6 +34,8 @@ from toolproof.sandbox._registry import (
 from toolproof.sandbox._result import ExecResult
 
 __all__ = [
+    "SANDBOX_GID",
+    "SANDBOX_UID",
     "ExecResult",
     "ResourceLimits",
     "Sandbox",
@@ -40,4 +44,5 @@ __all__ = [
     "default_backend",
     "get_backend",
     "sandbox",
+    "sandbox_owner",
 ]
