@@ -60,8 +60,15 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point: run the CLI, turning toolproof errors into messages, not tracebacks."""
+    """Entry point: run the CLI, turning toolproof errors into messages, not tracebacks.
+
+    Exit status, the same for every command (docs/cli.md): 0 ok; 1 a gate or check
+    failed (a regression, problems found); 2 usage or input error; 3 the run is
+    incomplete or measured too little; 130 interrupted at once.
+    """
     from toolproof.spec.errors import ToolproofError
+
+    from ._common import EXIT_INTERRUPTED, EXIT_USAGE
 
     try:
         return cli.main(args=argv, prog_name="toolproof", standalone_mode=False)
@@ -69,16 +76,14 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        # A plain ClickException (exit 1 by click's default) is raised by the commands
+        # for bad input (not a run folder, an unreadable file): that is a 2 here.
+        sys.exit(EXIT_USAGE if type(exc) is click.ClickException else exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo(
-            "Interrupted. Finished episodes are saved; a run continues with "
-            "`toolproof run --resume RUN_DIR`.",
-            err=True,
-        )
-        sys.exit(130)
+        click.echo("Interrupted.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except ToolproofError as exc:
         click.secho("error:", fg="red", bold=True, err=True, nl=False)
         text = str(exc)
         click.echo(("\n" if "\n" in text else " ") + text, err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)

@@ -1,15 +1,28 @@
-"""Helpers shared by CLI commands: plug-ins, agent options, run directories."""
+"""Helpers shared by CLI commands: exit codes, plug-ins, agent options, run directories."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import secrets
+import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
+
+EXIT_OK = 0
+"""The command did what was asked and every gate passed."""
+EXIT_FAILED = 1
+"""A gate or check failed: a regression, problems found by ``validate``, drift."""
+EXIT_USAGE = 2
+"""Usage or input error: a bad option, suite, task file, agent spec or run directory."""
+EXIT_INCOMPLETE = 3
+"""The run is incomplete (stopped) or measured too little (no scored episodes, infra errors)."""
+EXIT_INTERRUPTED = 130
+"""A second Ctrl-C: the process quit at once (finished episodes are still saved)."""
 
 
 def load_plugins() -> None:
@@ -36,10 +49,16 @@ def parse_agent_args(values: tuple[str, ...]) -> dict[str, Any]:
 
 
 def default_run_dir(suite: str, agent: str) -> Path:
-    """``runs/<suite>-<agent>-<timestamp>``."""
+    """``runs/<suite>-<agent>-<timestamp>-<6 random hex>``: two runs started in the same
+    second get different folders (a run never continues another one by accident)."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{suite}-{agent}")[:80]
-    return Path("runs") / f"{slug}-{stamp}"
+    return Path("runs") / f"{slug}-{stamp}-{secrets.token_hex(3)}"
+
+
+def resume_command(run_dir: Path) -> str:
+    """The exact command that continues the run in ``run_dir`` (quoted for a POSIX shell)."""
+    return f"toolproof run --resume {shlex.quote(str(run_dir))}"
 
 
 PROVIDER_ENV = {

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from toolproof.metrics.compare import Comparison, Flip, MetricChange
 
-REGRESSION_EXIT = 3
+REGRESSION_EXIT = 1  # the exit-code table (docs/cli.md): a gate failed
 """Exit status of ``--fail-on-regression`` when B is significantly worse."""
 
 _RATES = {

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from toolproof.engine import RunConfig
     from toolproof.spec import Suite
 
-from ._common import default_run_dir, load_plugins, parse_agent_args, provider_options
+from ._common import (
+    default_run_dir,
+    load_plugins,
+    parse_agent_args,
+    provider_options,
+    resume_command,
+)
+from ._gate import DEFAULT_MAX_INFRA
+from ._progress import MODES
 
 
 @click.command()
@@ -115,7 +123,27 @@ from ._common import default_run_dir, load_plugins, parse_agent_args, provider_o
     envvar="TOOLPROOF_ENV_CACHE",
     help="Cache of pinned tool environments (default ~/.cache/toolproof/envs).",
 )
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
+@click.option(
+    "--max-infra-errors",
+    "max_infra",
+    type=click.FloatRange(0.0, 1.0),
+    default=DEFAULT_MAX_INFRA,
+    show_default=True,
+    help="Largest share of episodes that may be infra errors; above it the run exits 3.",
+)
+@click.option(
+    "--progress",
+    "progress_mode",
+    type=click.Choice(MODES),
+    default="auto",
+    show_default=True,
+    help=(
+        "rich: a live bar; plain: a line every 10 s or 10% (CI logs); json: one JSON event "
+        "per episode on stdout; none. auto: rich on a terminal, else plain."
+    ),
+)
+@click.option("--json", "json_progress", is_flag=True, help="Same as --progress json.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress and no summary table.")
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -139,6 +167,9 @@ def run(
     sandbox: str | None,
     allow_drift: bool,
     env_cache: Path | None,
+    max_infra: float,
+    progress_mode: str,
+    json_progress: bool,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -147,12 +178,16 @@ def run(
     Examples:
       toolproof run core --agent oracle
       toolproof run core --agent random --epochs 3 --seed 7
-      toolproof run --resume runs/core-oracle-20261130-101500
+      toolproof run --resume runs/core-oracle-20261130-101500-3fa9c2
+
+    Ctrl-C stops the run: finished episodes are kept, the summary is marked
+    incomplete and the command to continue is printed (a second Ctrl-C quits
+    at once). Exit status: 0 ok, 2 bad input, 3 the run is incomplete or has no
+    scored episodes or too many infra errors (see docs/cli.md).
     """
     from rich.console import Console
 
     from toolproof.engine import RunConfig, Runner
-    from toolproof.report import print_summary
     from toolproof.results import RunReader
     from toolproof.spec import load_suite, resolve_suite_path
 
@@ -174,8 +209,14 @@ def run(
     }
     fields: dict[str, Any] = {}
     if resume is not None:
-        with RunReader(resume) as reader:
-            fields = dict(reader.meta().get("config", {}))
+        try:
+            with RunReader(resume) as reader:
+                fields = dict(reader.meta().get("config", {}))
+        except FileNotFoundError as exc:
+            raise click.BadParameter(
+                f"{exc}; --resume takes the folder of an earlier `toolproof run`",
+                param_hint="--resume",
+            ) from None
         run_dir = resume
     if suite is not None or resume is None:
         if suite is None:
@@ -213,21 +254,7 @@ def run(
     config = RunConfig.model_validate(fields)
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
-
-    console = Console(stderr=True, quiet=quiet)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("passed {task.fields[passed]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=quiet,
-    )
-    counter = {"passed": 0}
+        _refuse_used(run_dir)
 
     executor_options = {"address": ray_address} if ray_address else {}
     runner = Runner(
@@ -238,9 +265,6 @@ def run(
         executor_options=executor_options,
         suite=loaded,
     )
-    from toolproof.engine import plan
-    from toolproof.results import RunStore
-
     _warn_unisolated(runner.suite, config, Console(stderr=True))  # even with --quiet
     from toolproof.envs import check_suite  # pinned tool environments: set up and undrifted
 
@@ -251,31 +275,107 @@ def run(
         allow_drift=config.allow_drift,
         warn=lambda text: Console(stderr=True).print(f"[bold yellow]WARNING: {text}[/]"),
     )
+    mode = "json" if json_progress else ("none" if quiet else progress_mode)
+    summary = _execute(runner, run_dir, resume is not None, mode)
+    _finish(summary, run_dir, mode=mode, quiet=quiet, max_infra=max_infra)
 
-    if resume is not None:
-        store = RunStore(run_dir)
-        try:
-            runner.check_resumable(store)
-            done = len(store.keys())
-        finally:
-            store.close()
-    else:
-        done = 0
-    total = len(plan(config, runner.suite))
-    with progress:
-        bar = progress.add_task(
-            f"{runner.suite.name} / {config.agent}", total=total, passed=0, completed=done
+
+def _refuse_used(run_dir: Path) -> None:
+    """A new run goes into a new (or empty) folder: never continue a run by accident.
+
+    Raises:
+        click.UsageError: The folder holds files already.
+    """
+    from toolproof.results import LOCK_NAME
+
+    if run_dir.exists() and not run_dir.is_dir():
+        raise click.UsageError(f"-o {run_dir}: it is a file; give a folder for the run")
+    held = (
+        sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_NAME) if run_dir.is_dir() else []
+    )
+    if held:
+        shown = ", ".join(held[:4]) + (", ..." if len(held) > 4 else "")
+        raise click.UsageError(
+            f"{run_dir} is not empty ({shown}); to finish the run there, pass "
+            f"`--resume {run_dir}`; to start a new one, pass another -o folder"
         )
 
-        def on_episode(record: Any) -> None:
-            counter["passed"] += int(record.score.passed)
-            progress.update(bar, advance=1, passed=counter["passed"])
 
-        runner.on_episode = on_episode
-        asyncio.run(runner.run())
+def _execute(runner: Any, run_dir: Path, resuming: bool, mode: str) -> dict[str, Any]:
+    """Run under the run directory's lock, with progress and Ctrl-C handling."""
+    import shutil
+
+    from toolproof.engine import plan
+    from toolproof.results import LOCK_NAME, RunLock, RunReader, RunStore
+
+    from ._interrupt import stop_on_signals
+    from ._progress import default_streams, make_reporter
+
+    created = not run_dir.exists()
+    lock = RunLock(run_dir).acquire()  # held until the command ends: one writer per folder
+    try:
+        stored: list[tuple[bool, str]] = []
+        if resuming:
+            store = RunStore(run_dir)
+            try:
+                runner.check_resumable(store)
+            finally:
+                store.close()
+            with RunReader(run_dir) as reader:
+                stored = [(bool(r["passed"]), str(r["termination"])) for r in reader.rows()]
+        total = len(plan(runner.config, runner.suite))
+        stdout, stderr = default_streams()
+        label = f"{runner.suite.name} / {runner.config.agent}"
+        reporter = make_reporter(mode, label, total, stored, stdout=stdout, stderr=stderr)
+        runner.on_episode = reporter.episode
+        reporter.start()
+        try:
+            with stop_on_signals(runner.request_stop, resume_command(run_dir)):
+                summary: dict[str, Any] = asyncio.run(runner.run())
+        finally:
+            reporter.close()
+        return summary
+    except BaseException:
+        if created and [p.name for p in run_dir.iterdir()] in ([], [LOCK_NAME]):
+            shutil.rmtree(run_dir, ignore_errors=True)  # a run that never started leaves nothing
+        raise
+    finally:
+        lock.release()
+
+
+def _finish(
+    summary: dict[str, Any], run_dir: Path, *, mode: str, quiet: bool, max_infra: float
+) -> None:
+    """Print the summary and the gate's verdict; exit with the verdict's status."""
+    from rich.console import Console
+
+    from toolproof.report import print_summary
+
+    from ._gate import judge
+
+    verdict = judge(summary, run_dir, max_infra=max_infra)
+    human_out = mode != "json"  # in json mode stdout carries only events
     if not quiet:
-        print_summary(run_dir, Console())
-    click.echo(f"results: {run_dir}")
+        print_summary(run_dir, Console(stderr=not human_out))
+    click.echo(f"results: {run_dir}", err=not human_out)
+    if verdict.reason is not None:
+        click.secho(verdict.reason, fg="red", bold=True, err=True)
+    if mode == "json":
+        import json
+
+        episodes = summary.get("episodes", {})
+        event = {
+            "event": "end",
+            "run_dir": str(run_dir),
+            "complete": bool(episodes.get("complete", True)),
+            "episodes": episodes,
+            "success": summary.get("success"),
+            "resume": resume_command(run_dir) if verdict.cause == "incomplete" else None,
+            **verdict.to_dict(),
+        }
+        click.echo(json.dumps(event, sort_keys=True))
+    if verdict.code:
+        raise SystemExit(verdict.code)
 
 
 def _host_backend(suite: Suite) -> str | None:

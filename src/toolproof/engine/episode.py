@@ -175,6 +175,10 @@ async def run_episode(
         termination, error = Termination.INFRA_ERROR, str(exc)
     except Exception as exc:  # a harness failure outside the agent's turn
         termination, error = Termination.INFRA_ERROR, _error_text(exc)
+    except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
+        if own_world:
+            world.close()
+        raise
     steps = recorder.steps if recorder is not None else []
     trajectory = Trajectory(
         episode_id=instance.key,

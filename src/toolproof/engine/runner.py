@@ -2,7 +2,9 @@
 
 Results are appended to the run store as each episode ends, so a killed run
 loses nothing; ``resume`` runs only the missing episodes and refuses when the
-configuration or the suite changed.
+configuration or the suite changed. :meth:`Runner.request_stop` (the CLI calls
+it on Ctrl-C) starts no new episode, cancels the running ones and still writes
+a summary, marked incomplete.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class Runner:
         self.executor_name = executor_name
         self.executor_options = dict(executor_options or {})
         self.on_episode = on_episode
+        self.stopped = False
+        """True once :meth:`request_stop` was called: the summary may be incomplete."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._workers: list[asyncio.Task[None]] = []
         if not config.select(self.suite):
             raise SpecError(
                 [
@@ -130,12 +136,29 @@ class Runner:
             )
             raise ResumeError(problems)
 
+    def request_stop(self) -> None:
+        """Stop the run soon: start no new episode, cancel the running ones, then finalize.
+
+        Finished episodes are kept and :meth:`run` returns the summary of what
+        finished (``episodes.complete`` is false). Safe to call from a signal
+        handler or another thread; calling it twice is harmless.
+        """
+        self.stopped = True
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._cancel_workers)
+
+    def _cancel_workers(self) -> None:
+        for task in self._workers:
+            task.cancel()
+
     async def run(self) -> dict[str, Any]:
         """Run every missing episode; return the summary (also written to summary.json).
 
         The agent spec is checked before anything is written, so a bad spec
         leaves no run directory behind.
         """
+        self._loop = asyncio.get_running_loop()
         worker = Worker(self.config, self.run_dir, self.suite) if self._executor is None else None
         store = RunStore(self.run_dir)
         try:
@@ -161,20 +184,37 @@ class Runner:
             store.close()
 
     async def _drain(self, jobs: Iterator[EpisodeJob], executor: Executor, store: RunStore) -> None:
+        """Keep ``parallel`` episodes in flight until the jobs run out or a stop is requested."""
+
         async def worker() -> None:
-            for job in jobs:
+            while not self.stopped:
+                job = next(jobs, None)
+                if job is None:
+                    return
                 record = await executor.submit(job)
                 store.append(record)
                 if self.on_episode is not None:
                     self.on_episode(record)
+                # A turn for the event loop: episodes of agents that never suspend (the
+                # built-ins) would otherwise run back to back and a stop request (a
+                # loop callback) would wait for the whole run.
+                await asyncio.sleep(0)
 
         workers = [asyncio.create_task(worker()) for _ in range(self.parallel)]
+        self._workers = workers
+        if self.stopped:  # asked to stop before the workers existed
+            self._cancel_workers()
         try:
             await asyncio.gather(*workers)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self.stopped or (current is not None and current.cancelling()):
+                raise  # cancelled from outside, not by request_stop
         finally:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            self._workers = []
 
     def finalize(self, store: RunStore) -> dict[str, Any]:
         """Compute the summary from everything stored (one record at a time) and write it."""

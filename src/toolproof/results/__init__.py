@@ -7,13 +7,25 @@ Map::
 """
 
 from .record import EpisodeRecord, TaskFacts
-from .store import DB_NAME, SUMMARY, TRAJECTORIES, RunReader, RunStore
+from .store import (
+    DB_NAME,
+    LOCK_NAME,
+    SUMMARY,
+    TRAJECTORIES,
+    RunLock,
+    RunLockedError,
+    RunReader,
+    RunStore,
+)
 
 __all__ = [
     "DB_NAME",
+    "LOCK_NAME",
     "SUMMARY",
     "TRAJECTORIES",
     "EpisodeRecord",
+    "RunLock",
+    "RunLockedError",
     "RunReader",
     "RunStore",
     "TaskFacts",

@@ -6,17 +6,23 @@ read through :class:`RunReader` and never need the engine.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from toolproof.spec.errors import ToolproofError
 
 from .record import EpisodeRecord
 
 DB_NAME = "run.db"
 TRAJECTORIES = "trajectories.jsonl"
 SUMMARY = "summary.json"
+LOCK_NAME = "run.lock"
+"""The lock file of a run directory: whoever holds its ``flock`` is the one writer."""
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -126,12 +132,101 @@ class RunReader:
         self.close()
 
 
-class RunStore:
-    """Append-only writer of a run directory; each episode is committed as it ends."""
+class RunLockedError(ToolproofError):
+    """Another live process is writing to this run directory."""
+
+
+_HELD: dict[Path, tuple[int, int]] = {}
+"""Run directories this process holds the lock of: resolved path -> (fd, holders)."""
+
+
+class RunLock:
+    """One writer per run directory: an exclusive ``flock`` on ``run_dir/run.lock``.
+
+    Two processes writing one run side by side would interleave episodes and race
+    in :meth:`RunStore.finalize`, so the second is refused while the first lives.
+    The kernel drops the lock when its process dies, however it dies, so a crashed
+    run never leaves a stale lock behind. Within one process the lock is
+    re-entrant (counted): the CLI holds it for the whole command while the
+    :class:`RunStore` it opens takes it again.
+    """
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
+        self._key: Path | None = None
+
+    def acquire(self) -> RunLock:
+        """Take the lock (creating the directory), or refuse at once.
+
+        Raises:
+            RunLockedError: Another process holds it; the message names its pid.
+        """
+        if self._key is not None:
+            return self
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        key = self.run_dir.resolve()
+        held = _HELD.get(key)
+        if held is not None:
+            _HELD[key] = (held[0], held[1] + 1)
+            self._key = key
+            return self
+        fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise RunLockedError(
+                f"{self.run_dir} is in use by another toolproof process (pid {owner}): a run "
+                "directory has one writer at a time. Wait for that run to end (or stop it "
+                f"with Ctrl-C), then `toolproof run --resume {self.run_dir}`; or write to "
+                "another folder with -o."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD[key] = (fd, 1)
+        self._key = key
+        return self
+
+    def release(self) -> None:
+        """Give the lock back (the last holder in this process unlocks); idempotent."""
+        key, self._key = self._key, None
+        if key is None or key not in _HELD:
+            return
+        fd, holders = _HELD[key]
+        if holders > 1:
+            _HELD[key] = (fd, holders - 1)
+            return
+        del _HELD[key]
+        os.close(fd)  # closing the only descriptor drops the flock
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class RunStore:
+    """Append-only writer of a run directory; each episode is committed as it ends.
+
+    Opening one takes the directory's :class:`RunLock` (until :meth:`close`).
+
+    Raises:
+        RunLockedError: Another process is writing to the directory.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._lock = RunLock(run_dir).acquire()
+        try:
+            self._open()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _open(self) -> None:
+        run_dir = self.run_dir
         self._db = sqlite3.connect(run_dir / DB_NAME, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -195,7 +290,12 @@ class RunStore:
         self._jsonl.flush()
 
     def finalize(self, summary: dict[str, Any]) -> None:
-        """Rewrite trajectories.jsonl in task order (same seed: same file); write summary.json."""
+        """Rewrite trajectories.jsonl in task order (same seed: same file); write summary.json.
+
+        Safe to repeat after a crash at any moment: the database is the truth, a
+        leftover ``*.tmp`` file is overwritten, and each file is replaced whole.
+        The run lock keeps a second process from finalizing at the same time.
+        """
         self._jsonl.close()
         tmp = self.run_dir / (TRAJECTORIES + ".tmp")
         with tmp.open("w", encoding="utf-8") as fh:
@@ -212,3 +312,4 @@ class RunStore:
         if not self._jsonl.closed:
             self._jsonl.close()
         self._db.close()
+        self._lock.release()
