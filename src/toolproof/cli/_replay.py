@@ -47,17 +47,20 @@ def replay(
 
     load_plugins()
     target = out or default_run_dir(f"replay-{task_id}-s{step}", agent)
-    record = asyncio.run(
-        replay_step(
-            run_dir,
-            task_id,
-            step,
-            agent,
-            target,
-            epoch=epoch,
-            agent_options=parse_agent_args(agent_args),
+    try:
+        record = asyncio.run(
+            replay_step(
+                run_dir,
+                task_id,
+                step,
+                agent,
+                target,
+                epoch=epoch,
+                agent_options=parse_agent_args(agent_args),
+            )
         )
-    )
+    except FileNotFoundError as exc:  # not a run folder, or no such episode: input errors
+        raise click.ClickException(str(exc)) from None
     print_summary(target)
     click.echo(f"replayed {record.key} from step {step}: level {record.score.level.value}")
     click.echo(f"results: {target}")
@@ -81,5 +84,8 @@ def snapshot(run_dir: Path, task_id: str, step: int, to: Path, epoch: int) -> No
     """Write TASK_ID's world at --step to --to (workspace/ and records.json)."""
     from toolproof.engine import export_step
 
-    export_step(run_dir, task_id, step, to, epoch)
+    try:
+        export_step(run_dir, task_id, step, to, epoch)
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(f"wrote the state of {task_id}#{epoch} after step {step} to {to}")

@@ -127,6 +127,7 @@ from ._progress import MODES
     "--max-infra-errors",
     "max_infra",
     type=click.FloatRange(0.0, 1.0),
+    callback=lambda ctx, param, value: _share(value),
     default=DEFAULT_MAX_INFRA,
     show_default=True,
     help="Largest share of episodes that may be infra errors; above it the run exits 3.",
@@ -280,6 +281,13 @@ def run(
     _finish(summary, run_dir, mode=mode, quiet=quiet, max_infra=max_infra)
 
 
+def _share(value: float) -> float:
+    """A share in [0, 1]; NaN (which every range test lets through) is refused."""
+    if value != value:
+        raise click.BadParameter(f"{value!r} is not a number between 0 and 1")
+    return value
+
+
 def _refuse_used(run_dir: Path) -> None:
     """A new run goes into a new (or empty) folder: never continue a run by accident.
 
@@ -328,12 +336,12 @@ def _execute(runner: Any, run_dir: Path, resuming: bool, mode: str) -> dict[str,
         label = f"{runner.suite.name} / {runner.config.agent}"
         reporter = make_reporter(mode, label, total, stored, stdout=stdout, stderr=stderr)
         runner.on_episode = reporter.episode
-        reporter.start()
-        try:
-            with stop_on_signals(runner.request_stop, resume_command(run_dir)):
+        with stop_on_signals(runner.request_stop, resume_command(run_dir)):
+            reporter.start()
+            try:
                 summary: dict[str, Any] = asyncio.run(runner.run())
-        finally:
-            reporter.close()
+            finally:
+                reporter.close()
         return summary
     except BaseException:
         if created and [p.name for p in run_dir.iterdir()] in ([], [LOCK_NAME]):

@@ -13,7 +13,7 @@ def validate(paths: tuple[Path, ...]) -> None:
     """Validate suites (directories with suite.yaml) and task files.
 
     Every problem is printed as FILE:LINE: FIELD: MESSAGE; the exit status is 1
-    when any is found.
+    when any is found, 2 when a path does not exist.
     """
     from toolproof.spec import SpecError, load_suite, validate_paths
     from toolproof.tools import resolve_tools
@@ -39,6 +39,8 @@ def validate(paths: tuple[Path, ...]) -> None:
                     )
     for line in problems:
         click.echo(line, err=True)
-    if problems or missing:
+    if missing:
+        raise SystemExit(2)  # input error: a path that is not there (docs/cli.md exit codes)
+    if problems:
         raise SystemExit(1)
     click.secho(f"ok: {', '.join(str(p) for p in paths)} valid", fg="green")

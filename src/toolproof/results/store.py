@@ -174,7 +174,8 @@ class RunLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            text = os.pread(fd, 32, 0).decode("ascii", "replace")
+            owner = "".join(c for c in text if c.isdigit()) or "unknown"  # only a pid is shown
             os.close(fd)
             raise RunLockedError(
                 f"{self.run_dir} is in use by another toolproof process (pid {owner}): a run "
