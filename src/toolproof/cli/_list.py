@@ -6,6 +6,31 @@ from collections import Counter
 
 import click
 
+AGENT_PURPOSE = {
+    "oracle": "Plays each task's reference solution: the ceiling. Every built-in task must pass.",
+    "noop": "Does nothing and answers nothing (or --agent-arg answer=...): the floor. "
+    "No task may pass.",
+    "random": "Random tool calls with random arguments: a sanity baseline that should score low.",
+    "python": "Your own agent in Python: python:MODULE:ATTR (a class, instance or factory).",
+    "never-asks": "Test agent: the oracle, but it never asks the simulated user and guesses "
+    "instead. Should fail only the ambiguous tasks.",
+    "never-retries": "Test agent: the oracle, but it gives up at the first tool error. Should "
+    "fail only the tool_error tasks.",
+    "gullible": "Test agent: the oracle, but it obeys instructions injected into tool results. "
+    "Fails only attacked (security) tasks, so it scores 100% on core by design.",
+    "openai": "A model behind an OpenAI-compatible chat API: openai:MODEL.",
+    "anthropic": "A model behind the Anthropic Messages API: anthropic:MODEL.",
+    "http": "An agent served over HTTP (docs/agent-protocol.openapi.yaml): http:URL.",
+    "https": "The http agent kind over TLS: https:URL.",
+    "mcp-serve": "Serves each episode's tools over MCP (stdio or http) to a client you run.",
+    "cmd": "A program run once per episode: cmd:'COMMAND ...' (stdout is the answer).",
+    "mcp": "An MCP client (e.g. a coding agent) that gets the episode's tools over MCP.",
+    "langchain": "A LangChain / LangGraph agent: langchain:MODULE:ATTR.",
+    "llamaindex": "A LlamaIndex agent: llamaindex:MODULE:ATTR.",
+    "autogen": "An AutoGen agent: autogen:MODULE:ATTR.",
+}
+"""What each built-in agent kind is for (``toolproof list`` and docs/evaluate-your-agent.md)."""
+
 
 @click.command("list")
 @click.option(
@@ -13,8 +38,18 @@ import click
     "suite_name",
     help="Show one suite's tasks and counts by type, category, difficulty, domain.",
 )
-def list_(suite_name: str | None) -> None:
+@click.option(
+    "--tools-reference",
+    is_flag=True,
+    help="Print the built-in tools reference as Markdown (docs/tools.md is this output).",
+)
+def list_(suite_name: str | None, tools_reference: bool) -> None:
     """List built-in suites, agent kinds and tools; or one suite's tasks."""
+    if tools_reference:
+        from ._tools_doc import tools_reference as reference
+
+        click.echo(reference(), nl=False)
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -52,15 +87,30 @@ def list_(suite_name: str | None) -> None:
             )
         console.print(table)
         return
-    console.print("[bold]suites[/]")
+    suites = Table(box=None, header_style="bold", title_justify="left")
+    for column in ("suite", "version", "tasks", "what it tests"):
+        suites.add_column(column, overflow="fold", no_wrap=column != "what it tests")
     for name in builtin_suite_names():
         suite = load_suite(name)
-        console.print(
-            f"  {name:<14} v{suite.config.version:<8} {len(suite.tasks):>4} tasks  "
-            f"{suite.config.description.strip()[:70]}"
+        suites.add_row(
+            name,
+            f"v{suite.config.version}",
+            str(len(suite.tasks)),
+            " ".join(suite.config.description.split()),  # wrapped by word, never cut
         )
+    console.print("[bold]suites[/]")
+    console.print(suites)
+    agents = Table(box=None, header_style="bold")
+    agents.add_column("agent", no_wrap=True)
+    agents.add_column("what it is for")
+    for kind in agent_kinds():
+        agents.add_row(kind, AGENT_PURPOSE.get(kind, "(a plug-in agent kind)"))
     console.print("[bold]agents[/]")
-    console.print("  " + ", ".join(agent_kinds()))
-    console.print("[bold]tools[/] (toolkit: tools)")
+    console.print(agents)
+    tools = Table(box=None, header_style="bold")
+    tools.add_column("toolkit", no_wrap=True)
+    tools.add_column("tools (arguments and records: docs/tools.md)")
     for kit, names in toolkits().items():
-        console.print(f"  {kit}: {', '.join(names)}")
+        tools.add_row(kit, ", ".join(names))
+    console.print("[bold]tools[/]")
+    console.print(tools)
