@@ -12,10 +12,13 @@ if command -v apt-get >/dev/null 2>&1; then
   # workspaces; nodejs + npm only where missing: the lint suite's pinned ESLint.
   packages="bubblewrap podman runc catatonit chromium git"
   command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
-  $SUDO apt-get update -qq
+  # Another apt process (unattended-upgrades, a parallel job) may hold the lock: wait for it
+  # (up to APT_LOCK_TIMEOUT seconds, default 300) instead of failing at once.
+  # shellcheck source=scripts/apt-wait.sh
+  . scripts/apt-wait.sh
+  apt_get update -qq
   # shellcheck disable=SC2086  # the package list is meant to split into words
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    $packages >/dev/null
+  apt_get install -y -qq --no-install-recommends $packages >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
