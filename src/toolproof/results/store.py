@@ -175,7 +175,8 @@ class RunLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             text = os.pread(fd, 32, 0).decode("ascii", "replace")
-            owner = "".join(c for c in text if c.isdigit()) or "unknown"  # only a pid is shown
+            first = text.split("\n", 1)[0].strip()
+            owner = first if first.isdigit() else "unknown"  # only ever a pid is shown
             os.close(fd)
             raise RunLockedError(
                 f"{self.run_dir} is in use by another toolproof process (pid {owner}): a run "
