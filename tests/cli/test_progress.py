@@ -118,3 +118,31 @@ def test_quiet_prints_only_the_results_line(
     assert result.code == 0
     assert result.out == f"results: {tmp_path / 'r'}\n"
     assert result.err == ""
+
+
+def test_the_live_bar_shows_every_count_throughput_and_eta() -> None:
+    from rich.console import Console
+
+    from toolproof.cli._progress import Live
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=200, color_system=None)
+    reporter = Live(Tally(total=4), "core / oracle", console)
+    reporter.start()
+    for passed, termination in [(True, "completed"), (False, "infra_error")]:
+        reporter.episode(_record(passed, termination))  # type: ignore[arg-type]
+    reporter._progress.refresh()
+    shown = buffer.getvalue()
+    reporter.close()
+    assert "core / oracle" in shown and "2/4" in shown
+    assert "passed 1" in shown and "failed 0" in shown and "infra err 1" in shown
+    assert "/s" in shown and "ETA " in shown
+
+
+def test_auto_mode_picks_plain_without_a_terminal() -> None:
+    from toolproof.cli._progress import Json, Silent
+
+    streams = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    assert isinstance(make_reporter("auto", "x", 1, [], **streams), Plain)
+    assert isinstance(make_reporter("json", "x", 1, [], **streams), Json)
+    assert isinstance(make_reporter("none", "x", 1, [], **streams), Silent)
