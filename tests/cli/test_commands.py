@@ -85,7 +85,7 @@ def test_validate_names_unknown_tools_of_a_suite(
 
 def test_validate_a_missing_path(invoke: Invoke, tmp_path: Path) -> None:
     result = invoke("validate", tmp_path / "nope.yaml")
-    assert result.code == 1 and "no such file or directory" in result.err
+    assert result.code == 2 and "no such file or directory" in result.err  # an input error
 
 
 def test_show_prints_a_finished_run(invoke: Invoke, tmp_path: Path) -> None:

@@ -107,10 +107,6 @@ def list_(suite_name: str | None, tools_reference: bool) -> None:
         agents.add_row(kind, AGENT_PURPOSE.get(kind, "(a plug-in agent kind)"))
     console.print("[bold]agents[/]")
     console.print(agents)
-    tools = Table(box=None, header_style="bold")
-    tools.add_column("toolkit", no_wrap=True)
-    tools.add_column("tools (arguments and records: docs/tools.md)")
+    console.print("[bold]tools[/] (toolkit: tools; arguments and records: docs/tools.md)")
     for kit, names in toolkits().items():
-        tools.add_row(kit, ", ".join(names))
-    console.print("[bold]tools[/]")
-    console.print(tools)
+        console.print(f"  {kit}: {', '.join(names)}")  # wrapped by word

@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolproof.engine import RunConfig
+    from toolproof.engine import RunConfig, Runner
     from toolproof.spec import Suite
 
 from ._common import (
@@ -294,6 +294,8 @@ def _refuse_used(run_dir: Path) -> None:
     Raises:
         click.UsageError: The folder holds files already.
     """
+    import shlex
+
     from toolproof.results import LOCK_NAME
 
     if run_dir.exists() and not run_dir.is_dir():
@@ -305,11 +307,11 @@ def _refuse_used(run_dir: Path) -> None:
         shown = ", ".join(held[:4]) + (", ..." if len(held) > 4 else "")
         raise click.UsageError(
             f"{run_dir} is not empty ({shown}); to finish the run there, pass "
-            f"`--resume {run_dir}`; to start a new one, pass another -o folder"
+            f"`--resume {shlex.quote(str(run_dir))}`; to start a new one, pass another -o folder"
         )
 
 
-def _execute(runner: Any, run_dir: Path, resuming: bool, mode: str) -> dict[str, Any]:
+def _execute(runner: Runner, run_dir: Path, resuming: bool, mode: str) -> dict[str, Any]:
     """Run under the run directory's lock, with progress and Ctrl-C handling."""
     import shutil
 

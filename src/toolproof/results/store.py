@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,7 +182,8 @@ class RunLock:
             raise RunLockedError(
                 f"{self.run_dir} is in use by another toolproof process (pid {owner}): a run "
                 "directory has one writer at a time. Wait for that run to end (or stop it "
-                f"with Ctrl-C), then `toolproof run --resume {self.run_dir}`; or write to "
+                f"with Ctrl-C), then `toolproof run --resume {shlex.quote(str(self.run_dir))}`; "
+                "or write to "
                 "another folder with -o."
             ) from None
         os.ftruncate(fd, 0)
