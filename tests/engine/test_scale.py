@@ -125,8 +125,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_every_finished_episode(tmp_path: Path) -
     assert proc.poll() is None, "the run finished before it could be interrupted"
     os.kill(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert "Interrupted" in stderr and "Traceback" not in stderr
+    assert proc.returncode == 3  # incomplete (docs/cli.md exit codes)
+    assert f"Continue with: toolproof run --resume {run_dir}" in stderr
+    assert "Traceback" not in stderr
     finished = _episodes(run_dir / "run.db")
     assert finished >= 2
     with RunReader(run_dir) as reader:
