@@ -7,13 +7,14 @@ Map::
 """
 
 from .record import EpisodeRecord, TaskFacts
-from .store import DB_NAME, SUMMARY, TRAJECTORIES, RunReader, RunStore
+from .store import DB_NAME, SUMMARY, TRAJECTORIES, RunDirError, RunReader, RunStore
 
 __all__ = [
     "DB_NAME",
     "SUMMARY",
     "TRAJECTORIES",
     "EpisodeRecord",
+    "RunDirError",
     "RunReader",
     "RunStore",
     "TaskFacts",
