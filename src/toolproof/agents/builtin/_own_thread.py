@@ -13,10 +13,11 @@ agent gets a thread with its own loop:
   the agent's thread;
 * the agent sees copies of the transcript and returns a copy-checked turn, so it
   cannot rewrite the record of earlier steps;
-* anything its code raises (but :class:`~toolproof.agents.AgentInfraError`, by which
-  an agent wrapping a provider reports an outage), ``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``
-  and a stray ``CancelledError`` included, comes back as :class:`AgentCodeError`,
-  an ordinary exception the episode scores as ``agent_error``.
+* anything its code raises (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``
+  and a stray ``CancelledError`` included) comes back as :class:`AgentCodeError`, an
+  ordinary exception the episode scores as ``agent_error``; only
+  :class:`~toolproof.agents.AgentInfraError`, by which an agent wrapping a provider
+  reports an outage, is passed on as it is.
 
 A thread cannot be killed: an agent that never returns keeps its (daemon) thread
 until it does, but its episode ends at the time limit and nothing else waits for it.
