@@ -88,6 +88,9 @@ class _AgentLoop:
     def _start(self) -> None:
         if self._thread is None:
             self._loop = asyncio.new_event_loop()
+            # The agent's own stray tasks (one that died of SystemExit, say) are its business:
+            # not logged as the harness's errors.
+            self._loop.set_exception_handler(lambda loop, context: None)
             self._thread = threading.Thread(target=self._main, name=self._name, daemon=True)
             self._thread.start()
 
