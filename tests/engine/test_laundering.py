@@ -404,3 +404,18 @@ async def test_a_driven_agent_cannot_hide_a_real_tool_crash(echo_tools: tuple[st
     trajectory, _ = await run_episode(_instance(task), factory, EpisodeOptions(agent_label="d"))
     assert trajectory.termination is Termination.INFRA_ERROR  # a harness bug stays visible
     assert "crashed: RuntimeError: bug in the tool" in (trajectory.error or "")
+
+
+async def test_the_runs_own_cancellation_of_a_driven_agent_is_not_swallowed() -> None:
+    started = asyncio.Event()
+
+    async def body(session: ToolSession) -> str:
+        started.set()
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    episode = asyncio.ensure_future(_run(Driven(body)))
+    await started.wait()
+    episode.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await episode

@@ -273,12 +273,12 @@ async def _loop(
         if remaining <= 0:
             return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
         observation = Observation(messages=list(messages), tools=gateway.schemas, step=step)
+        budget = min(limits.step_timeout_s, remaining)
         q0 = time.perf_counter()
         try:
             async with model_slots or contextlib.nullcontext():
                 a0 = time.perf_counter()  # the turn's clock starts once it has a model slot
                 t0 += a0 - q0  # waiting for a slot is not the agent's time either
-                budget = min(limits.step_timeout_s, remaining)
                 async with asyncio.timeout(budget):  # no extra task per turn, unlike wait_for
                     turn = checked_turn(await agent.act(observation), "act()")
         except TimeoutError:
@@ -352,6 +352,8 @@ async def _drive(
             raise ToolCrash(gateway.crash) from None
         return Termination.INFRA_ERROR, None, str(exc)
     except AGENT_RAISES as exc:
+        if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
+            raise  # the run is stopping
         if gateway.crash is not None:  # a tool crashed under the agent: the harness's fault
             raise ToolCrash(gateway.crash) from None
         return Termination.AGENT_ERROR, None, agent_raised(exc, "run()")
