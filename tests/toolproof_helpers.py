@@ -17,9 +17,11 @@ from typing import Any
 import yaml
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TIMING_FIELDS = frozenset({"started_at", "duration_s", "agent_s", "tool_s", "latency"})
+TIMING_FIELDS = frozenset(
+    {"started_at", "duration_s", "agent_s", "tool_s", "latency", "tool_queue_s", "model_queue_s"}
+)
 """Fields of trajectories, records and summaries (``latency``) that measure time, and so
-differ between runs."""
+differ between runs (a step's ``tool_queue_s``/``model_queue_s`` is there only when it waited)."""
 
 if str(FIXTURES) not in sys.path:  # agents and checks named python:MODULE:ATTR in tests
     sys.path.insert(0, str(FIXTURES))

@@ -140,3 +140,60 @@ class RawServer:
             self.httpd.shutdown()
             self.httpd.server_close()
             thread.join(timeout=10)
+
+
+FIFTY_MB = 50 * 1024 * 1024
+CHUNK = b"x" * 65536
+
+
+class FloodServer:
+    """Answers every POST with the start of a JSON turn and then 50 MB of text.
+
+    ``declare`` sends a content-length of 50 MB; without it the body just runs until the
+    connection closes. ``sent`` counts the bytes the client let it write.
+    """
+
+    def __init__(self, *, declare: bool) -> None:
+        self.sent = 0
+        self.requests = 0
+        self.done = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                server.requests += 1
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                if declare:
+                    self.send_header("content-length", str(FIFTY_MB + 20))
+                self.end_headers()
+                try:
+                    self.wfile.write(b'{"content": "')
+                    while server.sent < FIFTY_MB:
+                        self.wfile.write(CHUNK)
+                        server.sent += len(CHUNK)
+                    self.wfile.write(b'"}')
+                except OSError:  # the client hung up: what it was meant to do
+                    pass
+                finally:
+                    server.done.set()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/act"
+
+    @contextmanager
+    def running(self) -> Iterator[FloodServer]:
+        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            thread.join(timeout=10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import toolproof_test_agents as agents
 
@@ -24,8 +26,13 @@ def ctx() -> EpisodeContext:
     return EpisodeContext(instance=instance, tools=[])
 
 
-def _make(target: str, ctx: EpisodeContext) -> object:
+def _wrapper(target: str, ctx: EpisodeContext) -> Any:
     return build_agent(parse_agent_spec(f"python:{target}"))(ctx)
+
+
+def _make(target: str, ctx: EpisodeContext) -> object:
+    """The user's agent inside the wrapper that runs it on its own thread."""
+    return _wrapper(target, ctx).agent
 
 
 def test_an_instance_is_shared(ctx: EpisodeContext) -> None:
@@ -34,7 +41,8 @@ def test_an_instance_is_shared(ctx: EpisodeContext) -> None:
 
 def test_a_class_taking_the_context(ctx: EpisodeContext) -> None:
     made = _make("toolproof_test_agents:SlowRandom", ctx)
-    assert isinstance(made, agents.SlowRandom) and isinstance(made, Agent)
+    assert isinstance(made, agents.SlowRandom)
+    assert isinstance(_wrapper("toolproof_test_agents:SlowRandom", ctx), Agent)
 
 
 def test_a_class_taking_no_arguments(ctx: EpisodeContext) -> None:
@@ -44,21 +52,26 @@ def test_a_class_taking_no_arguments(ctx: EpisodeContext) -> None:
 
 
 async def test_a_factory_function(ctx: EpisodeContext) -> None:
-    made = _make("toolproof_test_agents:oracle_factory", ctx)
+    made = _wrapper("toolproof_test_agents:oracle_factory", ctx)
     assert isinstance(made, Agent)
     turn = await made.act(Observation(messages=[], tools=[], step=0))
     assert turn.tool_calls[0].name == "get_stock"
+    await made.aclose()
 
 
 def test_a_driven_agent(ctx: EpisodeContext) -> None:
-    made = _make("toolproof_test_agents:DrivenOracle", ctx)
+    made = _wrapper("toolproof_test_agents:DrivenOracle", ctx)
     assert isinstance(made, DrivenAgent) and not isinstance(made, Agent)
+    assert isinstance(made.agent, agents.DrivenOracle)
 
 
-def test_a_factory_returning_a_non_agent_fails_when_called(ctx: EpisodeContext) -> None:
+async def test_a_factory_returning_a_non_agent_fails_at_its_first_turn(
+    ctx: EpisodeContext,
+) -> None:
     factory = build_agent(parse_agent_spec("python:toolproof_test_agents:not_an_agent"))
-    with pytest.raises(TypeError, match="has no act\\(\\) or run\\(\\)"):
-        factory(ctx)
+    made = factory(ctx)  # making it does not raise into the harness
+    with pytest.raises(Exception, match="has no act\\(\\) or run\\(\\)"):
+        await made.act(Observation(messages=[], tools=[], step=0))
 
 
 @pytest.mark.parametrize(

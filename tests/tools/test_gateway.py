@@ -18,6 +18,7 @@ from toolproof.tools import (
     ToolGateway,
     schema_from_function,
 )
+from toolproof.tools.pool import ToolPool
 from toolproof.trajectory import ToolCall, ToolKind, ToolResult
 from toolproof.worlds import World
 
@@ -263,3 +264,71 @@ async def test_slow_tools_time_out(world: World) -> None:
 
 def test_schemas_in_tool_order(world: World) -> None:
     assert [s.name for s in _gateway(world).schemas] == [t.name for t in TOOLS]
+
+
+async def test_queue_wait_for_a_worker_is_not_charged_to_the_call(world: World) -> None:
+    # 16 calls of 0.2 s on 2 threads: the last waits ~1.4 s for a thread, longer than the
+    # 1 s timeout, yet each runs 0.2 s and none times out.
+    pool = ToolPool(2)
+    gateway = _gateway(world, timeout_s=1.0, pool=pool)
+    try:
+        results = await asyncio.gather(
+            *(gateway.call(_call("blocking_sleep", {"seconds": 0.2})) for _ in range(16))
+        )
+    finally:
+        pool.close()
+    assert [r.error_kind for r in results] == [None] * 16
+    assert all(r.content == "slept" for r in results)
+    assert gateway.queue_s > 1.0  # the waits are counted, apart
+    assert max(r.duration_s for r in results) < 1.0  # each call's time is the time it ran
+
+
+async def test_a_call_cancelled_while_it_waits_for_a_worker_never_runs(world: World) -> None:
+    pool = ToolPool(1)
+    gateway = _gateway(world, timeout_s=30, pool=pool)
+    ran: list[str] = []
+
+    def mark(ctx: ToolContext) -> str:
+        """Notes that it ran."""
+        ran.append("ran")
+        return "ran"
+
+    marker = ToolGateway([_tool(mark, blocking=True)], ToolContext(world=world), pool=pool)
+    try:
+        busy = asyncio.ensure_future(gateway.call(_call("blocking_sleep", {"seconds": 0.5})))
+        queued = asyncio.ensure_future(marker.call(_call("mark")))
+        await asyncio.sleep(0.1)
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        assert (await busy).content == "slept"
+    finally:
+        pool.close()
+    assert ran == []
+
+
+async def test_a_result_that_cannot_be_shown_is_an_error_result(world: World) -> None:
+    def huge(ctx: ToolContext) -> int:
+        """A number too long to print."""
+        return 10**5000
+
+    gateway = ToolGateway([_tool(huge)], ToolContext(world=world))
+    result = await gateway.call(_call("huge"))
+    assert result.is_error and result.error_kind == "tool_error"
+    assert "the tool's result cannot be shown (ValueError" in result.content
+    assert gateway.crash is None
+
+
+async def test_arguments_nested_past_the_validator_are_invalid(world: World) -> None:
+    value: Any = "A"
+    for _ in range(5000):
+        value = [value]
+    result = await _gateway(world).call(_call("get_stock", {"product_id": value}))
+    assert result.error_kind == "invalid_arguments"
+
+
+async def test_a_crash_is_kept_by_the_gateway(world: World) -> None:
+    gateway = _gateway(world)
+    with pytest.raises(ToolCrash):
+        await gateway.call(_call("crash"))
+    assert gateway.crash == "tool 'crash' crashed: KeyError: 'a bug in the tool'"

@@ -5,8 +5,13 @@ Harness-driven::
     loop { agent.act(observation) -> turn; gateway.call(each call) -> results; record Step }
     until a final answer, or a limit (steps, time, loop), or an error.
 
-Every episode ends with a termination reason; an agent crash is contained to
-its episode (agent_error) and a harness failure is an infra_error.
+Every episode ends with a termination reason. The rule (invariant 4, see
+``docs/failure-modes.md``): whatever agent-controlled input causes (a turn of the
+wrong shape or size, an exception of any kind raised by the agent's code, even
+``SystemExit`` or a stray ``CancelledError``) is the agent's (``agent_error``);
+only a failure of the harness or the infrastructure (a provider outage after
+retries, a tool that crashed on valid input, a missing sandbox backend, a disk
+error) is an ``infra_error``, which is retried and kept out of the scores.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from toolproof.agents import (
     Agent,
@@ -30,11 +36,13 @@ from toolproof.agents import (
     EpisodeContext,
     Observation,
 )
+from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
 from toolproof.spec import PolicySpec, SandboxSpec, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
 from toolproof.tools.policy import TaskPolicy, requested_stop
+from toolproof.tools.pool import ToolPool
 from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
@@ -62,8 +70,8 @@ class EpisodeOptions:
     tmp_root: Path | None = None
     model_slots: asyncio.Semaphore | None = None
     """Bounds concurrent agent turns (model calls) across the run's episodes."""
-    tool_slots: asyncio.Semaphore | None = None
-    """Bounds concurrent blocking tool calls (sandboxed commands) across the run's episodes."""
+    tool_slots: ToolPool | None = None
+    """The threads blocking tool calls (sandboxed commands) of the run's episodes share."""
     sandbox: SandboxSpec | None = None
     """The suite's sandbox settings (a task's own override them field by field)."""
     sandbox_backend: str | None = None
@@ -79,17 +87,53 @@ class EpisodeOptions:
 def _error_text(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # the agent's exception cannot even say what it is
+        text = type(exc).__name__
+    return f"{text[:2000]}{where}"
+
+
+AGENT_RAISES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)
+"""What agent code may raise into the harness; each is contained to its episode."""
+
+
+def cancelled_from_outside() -> bool:
+    """True when the running task itself is being cancelled (Ctrl-C, the runner, a timeout).
+
+    A ``CancelledError`` that agent code raised on its own is then told apart from the
+    run's real cancellation, which must go on up.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def agent_raised(exc: BaseException, what: str) -> str:
+    """The agent_error message for an exception out of agent code.
+
+    Raises:
+        asyncio.CancelledError: it is the run's own cancellation (not swallowed).
+    """
+    if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
+        raise exc
+    if isinstance(exc, AgentFault):
+        return str(exc)
+    if isinstance(exc, Exception):
+        return _error_text(exc)
+    return f"{what} raised {_error_text(exc)} (contained to the episode)"
 
 
 async def _close_agent(agent: object) -> None:
     for name in ("aclose", "close"):
         closer = getattr(agent, name, None)
         if callable(closer):
-            with contextlib.suppress(Exception):
+            try:
                 outcome = closer()
                 if inspect.isawaitable(outcome):
                     await outcome
+            except AGENT_RAISES as exc:  # the agent's own clean-up failing is not scored
+                if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
+                    raise
             return
 
 
@@ -146,7 +190,7 @@ async def run_episode(
             faults=instance.task.faults,
             policies=[*options.policies, *([policy] if policy is not None else [])],
             timeout_s=limits.tool_timeout_s,
-            blocking_slots=options.tool_slots,
+            pool=options.tool_slots,
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
         initial = recorder.start()
@@ -234,25 +278,23 @@ async def _loop(
             return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
         observation = Observation(messages=list(messages), tools=gateway.schemas, step=step)
         budget = min(limits.step_timeout_s, remaining)
+        q0 = time.perf_counter()
         try:
             async with model_slots or contextlib.nullcontext():
-                a0 = time.perf_counter()
+                a0 = time.perf_counter()  # the turn's clock starts once it has a model slot
+                t0 += a0 - q0  # waiting for a slot is not the agent's time either
                 async with asyncio.timeout(budget):  # no extra task per turn, unlike wait_for
-                    turn = await agent.act(observation)
+                    turn = checked_turn(await agent.act(observation), "act()")
         except TimeoutError:
             return Termination.TIMEOUT, None, f"agent turn {step} took longer than {budget:g}s"
         except AgentInfraError as exc:
             return Termination.INFRA_ERROR, None, str(exc)
-        except Exception as exc:
-            return Termination.AGENT_ERROR, None, _error_text(exc)
+        except AGENT_RAISES as exc:
+            return Termination.AGENT_ERROR, None, agent_raised(exc, f"act() of step {step}")
         agent_s = time.perf_counter() - a0
-        if not isinstance(turn, AgentTurn):
-            return (
-                Termination.AGENT_ERROR,
-                None,
-                f"act() returned {type(turn).__name__}, not AgentTurn",
-            )
-        notes = {"retries": turn.retries} if turn.retries else None
+        notes: dict[str, Any] | None = {"retries": turn.retries} if turn.retries else None
+        if a0 - q0 > 0.001:
+            notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
             recorder.record(
@@ -261,6 +303,9 @@ async def _loop(
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
             return final, turn.content or "", None
         calls, results, tool_s = await recorder.execute(turn.tool_calls, limits.loop_threshold)
+        if recorder.last_queue_s > 0.001:  # waiting for a worker thread is not the agent's time
+            t0 += recorder.last_queue_s
+            notes = {**(notes or {}), "tool_queue_s": round(recorder.last_queue_s, 6)}
         message = Message(role="assistant", content=turn.content, tool_calls=calls)
         recorder.record(
             message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage, annotations=notes
@@ -296,16 +341,38 @@ async def _drive(
     )
     a0 = time.perf_counter()
     try:
-        answer = await asyncio.wait_for(agent.run(session), limits.total_timeout_s)
+        # In this task, not one wait_for would make: a SystemExit out of agent code is
+        # caught here instead of escaping the event loop.
+        async with asyncio.timeout(limits.total_timeout_s) as clock:
+            session.on_wait = lambda s: clock.reschedule((clock.when() or 0.0) + s)
+            answer = await agent.run(session)
     except TimeoutError as exc:  # the episode's limit, or the agent's own (which says which)
+        if gateway.crash is not None:
+            raise ToolCrash(gateway.crash) from None
         limit = f"episode exceeded {limits.total_timeout_s:g}s"
         return Termination.TIMEOUT, None, str(exc) or limit
     except AgentInfraError as exc:
+        if gateway.crash is not None:
+            raise ToolCrash(gateway.crash) from None
         return Termination.INFRA_ERROR, None, str(exc)
-    except ToolCrash:
-        raise
-    except Exception as exc:
-        return Termination.AGENT_ERROR, None, _error_text(exc)
+    except AGENT_RAISES as exc:
+        if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
+            raise  # the run is stopping
+        if gateway.crash is not None:  # a tool crashed under the agent: the harness's fault
+            raise ToolCrash(gateway.crash) from None
+        return Termination.AGENT_ERROR, None, agent_raised(exc, "run()")
+    if gateway.crash is not None:  # the agent caught the crash; it is still the harness's
+        raise ToolCrash(gateway.crash)
+    if not isinstance(answer, str):
+        return (
+            Termination.AGENT_ERROR,
+            None,
+            f"run() returned {type(answer).__name__}, not the final answer as a str",
+        )
+    try:
+        answer = checked_turn(AgentTurn(content=str.__str__(answer)), "run()").content or ""
+    except AgentFault as exc:
+        return Termination.AGENT_ERROR, None, str(exc)
     recorder.record(
         Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0
     )
@@ -313,4 +380,4 @@ async def _drive(
         return Termination.LOOP, None, recorder.loop_detected
     if session.step_limit_hit:
         return Termination.STEP_LIMIT, None, f"more than {limits.max_steps} tool calls"
-    return Termination.COMPLETED, str(answer), None
+    return Termination.COMPLETED, answer, None

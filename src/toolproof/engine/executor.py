@@ -28,6 +28,7 @@ from toolproof.spec import (
     render,
 )
 from toolproof.tools import resolve_tools
+from toolproof.tools.pool import ToolPool
 from toolproof.tools.toolkits.shell import backend_name, offers_commands
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import BlobStore
@@ -75,7 +76,7 @@ class Worker:
             agent_label=config.agent,
             blobs=blobs,
             model_slots=_slots(config.max_model_calls),
-            tool_slots=_slots(config.max_sandboxes),
+            tool_slots=ToolPool(config.max_sandboxes),
             sandbox=self.suite.config.sandbox,
             sandbox_backend=config.sandbox,
             policy=self.suite.config.policy,

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolproof.agents.limits import MAX_NAME_CHARS, AgentFault, plain_arguments
 from toolproof.spec import TaskInstance
 from toolproof.tools import ToolGateway
 from toolproof.trajectory import Message, StateDiff, Step, ToolCall, ToolResult, ToolSchema, Usage
@@ -30,6 +32,8 @@ class Recorder:
     _snapshot_ref: str | None = None
     _pending_usage: Usage | None = None
     _call_ids: set[str] = field(default_factory=set)
+    last_queue_s: float = 0.0
+    """Seconds the calls of the last :meth:`execute` waited for a worker thread."""
 
     def start(self) -> WorldSnapshot:
         """Take the initial snapshot; return it for scoring."""
@@ -64,6 +68,7 @@ class Recorder:
         calls = self._unique_ids(calls, len(self.steps))
         results: list[ToolResult] = []
         started = time.perf_counter()
+        queued = self.gateway.queue_s
         for call in calls:
             args = json.dumps(call.arguments, sort_keys=True, default=str)
             key = (
@@ -84,7 +89,8 @@ class Recorder:
             or self.world.workspace is not None
         ):
             self._digest = self.world.digest()
-        return calls, results, time.perf_counter() - started
+        self.last_queue_s = self.gateway.queue_s - queued
+        return calls, results, time.perf_counter() - started - self.last_queue_s
 
     def record(
         self,
@@ -145,6 +151,8 @@ class DrivenSession:
     max_steps: int
     loop_threshold: int
     step_limit_hit: bool = False
+    on_wait: Callable[[float], None] | None = None
+    """Told the seconds a call waited for a worker thread (the episode's clock stops for it)."""
     _last: float = field(default_factory=time.perf_counter)
     _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -159,9 +167,17 @@ class DrivenSession:
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         agent_s = time.perf_counter() - self._last
-        call = ToolCall(
-            id=f"call_{len(self.recorder.steps)}_0", name=name, arguments=dict(arguments)
-        )
+        call_id = f"call_{len(self.recorder.steps)}_0"
+        try:
+            call = _driven_call(call_id, name, arguments)
+        except AgentFault as exc:  # agent input: the agent sees why, the harness is not hurt
+            return ToolResult(
+                call_id=call_id,
+                name=name[:MAX_NAME_CHARS] if isinstance(name, str) else "",
+                content=f"error: {exc}",
+                is_error=True,
+                error_kind="invalid_arguments",
+            )
         if len(self.recorder.steps) >= self.max_steps or self.recorder.loop_detected:
             self.step_limit_hit = self.step_limit_hit or len(self.recorder.steps) >= self.max_steps
             return ToolResult(
@@ -172,8 +188,15 @@ class DrivenSession:
                 error_kind="policy_violation",
             )
         calls, results, tool_s = await self.recorder.execute([call], self.loop_threshold)
+        waited = self.recorder.last_queue_s
+        if waited and self.on_wait is not None:
+            self.on_wait(waited)
         self.recorder.record(
-            Message(role="assistant", tool_calls=calls), results, agent_s=agent_s, tool_s=tool_s
+            Message(role="assistant", tool_calls=calls),
+            results,
+            agent_s=agent_s,
+            tool_s=tool_s,
+            annotations={"tool_queue_s": round(waited, 6)} if waited > 0.001 else None,
         )
         self._last = time.perf_counter()
         return results[0]
@@ -181,3 +204,18 @@ class DrivenSession:
     def record_usage(self, usage: Usage) -> None:
         """Add model usage to the episode."""
         self.recorder.add_usage(usage)
+
+
+def _driven_call(call_id: str, name: object, arguments: object) -> ToolCall:
+    """A driven agent's call as plain data.
+
+    Raises:
+        AgentFault: a name that is not a short string, arguments that are not bounded JSON.
+    """
+    if not isinstance(name, str):
+        raise AgentFault(f"the tool name must be a string, got {type(name).__name__}")
+    if len(name) > MAX_NAME_CHARS:
+        raise AgentFault(
+            f"the tool name has {len(name):,} characters; the limit is {MAX_NAME_CHARS}"
+        )
+    return ToolCall(id=call_id, name=str.__str__(name), arguments=plain_arguments(arguments))

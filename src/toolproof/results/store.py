@@ -59,6 +59,40 @@ CREATE INDEX IF NOT EXISTS episodes_task ON episodes (task_id, epoch);
 """
 
 
+class RunDirError(ToolproofError):
+    """A run directory's ``run.db`` cannot be read: truncated, overwritten or not SQLite.
+
+    Not an episode's infra error: the run as a whole refuses to go on (the CLI exits 2).
+    """
+
+
+def _unreadable(db: Path, exc: sqlite3.Error) -> RunDirError:
+    jsonl = db.parent / TRAJECTORIES
+    kept = (
+        f"; the trajectories of its finished episodes are still in {jsonl}"
+        if jsonl.is_file()
+        else ""
+    )
+    return RunDirError(
+        f"{db}: not a readable toolproof run database ({exc}); it is truncated, damaged or "
+        f"not SQLite{kept}. Nothing was changed. Start a new run in another directory, or "
+        f"move {db.name} aside (sqlite3 {db.name} .recover may save part of it) and run again"
+    )
+
+
+def _check(db: Path, conn: sqlite3.Connection, *, full: bool) -> None:
+    """Read the schema (and, when ``full``, every page) so damage shows now, not mid-run."""
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        if full:
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError("; ".join(str(p) for p in problems))
+    except sqlite3.Error as exc:
+        conn.close()
+        raise _unreadable(db, exc) from None
+
+
 class RunReader:
     """Read-only access to a run directory."""
 
@@ -68,6 +102,12 @@ class RunReader:
         if not db.is_file():
             raise FileNotFoundError(f"{run_dir} is not a toolproof run (no {DB_NAME})")
         self._db = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        _check(db, self._db, full=False)
+        try:
+            self._db.execute("SELECT COUNT(*) FROM meta").fetchone()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise _unreadable(db, exc) from None
 
     def meta(self) -> dict[str, Any]:
         """Everything the run recorded about itself (config, suite, versions)."""
@@ -218,6 +258,8 @@ class RunStore:
 
     Raises:
         RunLockedError: Another process is writing to the directory.
+        RunDirError: an existing ``run.db`` is damaged (checked in full before anything is
+            written, so a resume refuses at once and the file is left as it was).
     """
 
     def __init__(self, run_dir: Path) -> None:
@@ -231,13 +273,19 @@ class RunStore:
 
     def _open(self) -> None:
         run_dir = self.run_dir
-        self._db = sqlite3.connect(run_dir / DB_NAME, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._jsonl = (run_dir / TRAJECTORIES).open("a", encoding="utf-8")
-        (seq,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM episodes").fetchone()
+        db = run_dir / DB_NAME
+        self._db = sqlite3.connect(db, check_same_thread=False)
+        _check(db, self._db, full=True)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            (seq,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM episodes").fetchone()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise _unreadable(db, exc) from None
         self._seq = int(seq)
+        self._jsonl = (run_dir / TRAJECTORIES).open("a", encoding="utf-8")
 
     def set_meta(self, values: dict[str, Any]) -> None:
         """Record run facts (config, suite digest, versions)."""

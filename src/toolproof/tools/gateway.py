@@ -3,15 +3,22 @@
 The gateway checks the tool exists, parses and validates the arguments
 against the schema, applies the task's declared faults and call policies,
 runs the tool with a timeout, times it and turns every failure the agent
-caused into an error result the agent sees. A crash inside a tool is a
-harness bug and surfaces as :class:`ToolCrash` (an infra error), never as an
-agent failure.
+caused into an error result the agent sees: an unknown tool, arguments that
+are not a bounded JSON object or break the schema, a result that cannot be
+shown. A crash inside a tool on arguments that passed all of that is a harness
+bug and surfaces as :class:`ToolCrash` (an infra error); the gateway also keeps
+it in :attr:`ToolGateway.crash`, so an agent that catches the exception (a
+driven agent's own loop) cannot hide it, and an agent that raises a ToolCrash
+of its own is not believed.
+
+Blocking tools run on the run's :class:`~toolproof.tools.pool.ToolPool`; their
+timeout counts from when a thread starts them, and the wait for a thread is
+added to :attr:`ToolGateway.queue_s`, not charged to the agent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import json
 import time
@@ -22,6 +29,7 @@ from toolproof.spec import Fault
 from toolproof.trajectory import ToolCall, ToolKind, ToolResult, ToolSchema
 
 from .base import ToolContext, ToolError, ToolImpl
+from .pool import ToolPool
 
 CallPolicy = Callable[[ToolCall], str | None]
 """Returns a refusal message for a forbidden call, or None to allow it."""
@@ -39,8 +47,12 @@ class ToolCrash(Exception):
 
 def _content(value: Any) -> str:
     if isinstance(value, str):
-        return value
+        return str.__str__(value)
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+_DEFAULT_POOL = ToolPool()
+"""For gateways made without a run's pool (tests, replays); its threads start at first use."""
 
 
 class ToolGateway:
@@ -54,7 +66,7 @@ class ToolGateway:
         faults: Sequence[Fault] = (),
         policies: Sequence[CallPolicy] = (),
         timeout_s: float = 60.0,
-        blocking_slots: asyncio.Semaphore | None = None,
+        pool: ToolPool | None = None,
     ) -> None:
         self._tools = {t.schema.name: t for t in tools}
         self.ctx = ctx
@@ -62,8 +74,12 @@ class ToolGateway:
         self._fault_counts = [0] * len(self._faults)
         self._policies = list(policies)
         self.timeout_s = timeout_s
-        self._blocking_slots = blocking_slots
+        self._pool = pool or _DEFAULT_POOL
         self.schemas: list[ToolSchema] = [t.schema for t in tools]
+        self.crash: str | None = None
+        """Why a tool crashed in this episode (the first crash), or None."""
+        self.queue_s = 0.0
+        """Seconds this episode's blocking calls waited for a worker thread, in all."""
 
     def kind(self, name: str) -> ToolKind | None:
         """The kind of a tool, or None if unknown."""
@@ -117,7 +133,14 @@ class ToolGateway:
                 f"error: arguments are not valid JSON: {call.raw_arguments[:200]!r}",
                 started,
             )
-        errors = sorted(tool.validator().iter_errors(call.arguments), key=lambda e: list(e.path))
+        try:
+            errors = sorted(
+                tool.validator().iter_errors(call.arguments), key=lambda e: list(e.path)
+            )
+        except RecursionError:  # nested deeper than the validator goes: not a valid call
+            return self._error(
+                call, "invalid_arguments", "error: arguments are nested too deeply", started
+            )
         if errors:
             details = "; ".join(
                 f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
@@ -134,10 +157,12 @@ class ToolGateway:
             return self._apply_fault(call, fault, started)
         try:
             if tool.blocking:
-                async with self._blocking_slots or contextlib.nullcontext():
-                    value = await asyncio.wait_for(
-                        asyncio.to_thread(tool.invoke, self.ctx, call.arguments), self.timeout_s
-                    )
+                arguments = call.arguments
+                value, waited = await self._pool.run(
+                    lambda: tool.invoke(self.ctx, arguments), self.timeout_s
+                )
+                self.queue_s += waited
+                started += waited  # the call's time is the time it ran
             else:
                 value = tool.invoke(self.ctx, call.arguments)
                 if inspect.isawaitable(value):
@@ -151,13 +176,23 @@ class ToolGateway:
                 call, "timeout", f"error: the tool took longer than {self.timeout_s:g}s", started
             )
         except Exception as exc:
-            raise ToolCrash(f"tool {call.name!r} crashed: {type(exc).__name__}: {exc}") from exc
+            self.crash = self.crash or f"tool {call.name!r} crashed: {type(exc).__name__}: {exc}"
+            raise ToolCrash(self.crash) from exc
         if tool.schema.kind is ToolKind.WRITE:
             self.ctx.world.touch()
+        try:
+            content = _content(value)
+        except (TypeError, ValueError, RecursionError) as exc:  # e.g. a 5,000-digit number
+            return self._error(
+                call,
+                "tool_error",
+                f"error: the tool's result cannot be shown ({type(exc).__name__}: {exc})",
+                started,
+            )
         return ToolResult(
             call_id=call.id,
             name=call.name,
-            content=_content(value),
+            content=content,
             duration_s=time.perf_counter() - started,
         )
 

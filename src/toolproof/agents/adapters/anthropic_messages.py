@@ -22,7 +22,7 @@ from toolproof.trajectory import Message
 from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
 from ._caller import ModelCaller
 from ._cost import PriceTable
-from ._http import ssl_context
+from ._http import capped_transport, too_large
 from ._options import ChatOptions, parse_options, require_sdk, require_target
 from ._reply import ModelReply, ReplyCall
 from ._retry import BadResponse, Failure, sdk_error_message, status_failure
@@ -148,7 +148,9 @@ class AnthropicMessagesAgent:
             base_url=options.base_url or DEFAULT_BASE_URL,
             timeout=options.timeout,
             max_retries=0,
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=ssl_context()),
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                transport=capped_transport(anthropic.DefaultAsyncHttpxClient)
+            ),
         )
 
     def request(self, messages: list[Message]) -> dict[str, Any]:
@@ -179,9 +181,16 @@ class AnthropicMessagesAgent:
         extra = {k: request[k] for k in _BODY_ONLY if k in request}
         if extra:
             args["extra_body"] = extra
-        if self._options.stream:
-            return await self._send_stream(args)
-        return parse_message(await self._client.messages.create(**args))
+        try:
+            if self._options.stream:
+                return await self._send_stream(args)
+            message = await self._client.messages.create(**args)
+        except Exception as exc:  # a body over the cap, under the SDK's connection error
+            big = too_large(exc)
+            if big is not None:
+                raise big from None
+            raise
+        return parse_message(message)
 
     async def _send_stream(self, args: dict[str, Any]) -> ModelReply:
         stream = await self._client.messages.create(**args, stream=True)

@@ -16,6 +16,10 @@ wrong after the retries (a crash, a body that is not JSON or not of this shape)
 is an ``agent_error`` with a message saying what came back, never an infra
 error that would drop the episode from the denominators.
 
+A reply body is read as a stream and refused past :data:`MAX_REPLY_BYTES` (never
+buffered whole first); the turn it holds then meets the limits every agent's turn
+meets (``toolproof.agents.limits``: content, arguments per call, calls per turn).
+
 Options (``--agent-arg``): ``api_key`` (sent as a bearer token), ``timeout``,
 ``max_retries``, ``backoff_base``, ``backoff_max``, ``cache``.
 """
@@ -48,6 +52,11 @@ from ._schemas import neutral_tools
 
 PROTOCOL = "toolproof-agent/1"
 """The protocol version toolproof speaks; a reply naming another one is refused."""
+
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""Bytes of one reply body; a longer one is an agent_error (read no further than this)."""
+MAX_ERROR_BYTES = 64 * 1024
+"""Bytes read of an error reply (4xx, 5xx): enough to quote it."""
 
 
 class AgentProtocolError(Exception):
@@ -151,6 +160,37 @@ def parse_turn(body: bytes, status: int, content_type: str, url: str, step: int)
     )
 
 
+async def read_capped(response: httpx.Response, url: str, step: int) -> bytes:
+    """The body of a streamed reply, read no further than the limit.
+
+    An error reply (4xx, 5xx) is cut at :data:`MAX_ERROR_BYTES` (only its start is
+    quoted); a turn longer than :data:`MAX_REPLY_BYTES` is refused.
+
+    Raises:
+        AgentProtocolError: the body (or its declared content-length) is over the limit.
+    """
+    limit = MAX_ERROR_BYTES if response.status_code >= 400 else MAX_REPLY_BYTES
+    too_big = (
+        f"the HTTP agent at {url} answered step {step} with a body of more than "
+        f"{MAX_REPLY_BYTES:,} bytes, the limit of one turn; send a smaller turn "
+        "(see docs/evaluate-your-agent.md, limits)"
+    )
+    declared = response.headers.get("content-length", "")
+    if limit == MAX_REPLY_BYTES and declared.isdigit() and int(declared) > limit:
+        raise AgentProtocolError(f"{too_big} (content-length {int(declared):,})")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            if limit == MAX_REPLY_BYTES:
+                raise AgentProtocolError(too_big)
+            chunks.append(chunk[: limit - (size - len(chunk))])
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class HttpAgent:
     """One episode of an agent behind HTTP."""
 
@@ -182,10 +222,17 @@ class HttpAgent:
         body = self.request(observation)
 
         async def send() -> ModelReply:
-            response = await self._client.post(self.url, json=body)
+            async with self._client.stream("POST", self.url, json=body) as streamed:
+                data = await read_capped(streamed, self.url, observation.step)
+            response = httpx.Response(
+                streamed.status_code,
+                headers=streamed.headers,
+                content=data,
+                request=streamed.request,
+            )
             response.raise_for_status()
             return parse_turn(
-                response.content,
+                data,
                 response.status_code,
                 response.headers.get("content-type", ""),
                 self.url,

@@ -23,7 +23,7 @@ from toolproof.trajectory import Message
 from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
 from ._caller import ModelCaller
 from ._cost import PriceTable
-from ._http import ssl_context
+from ._http import capped_transport, too_large
 from ._options import ChatOptions, parse_options, require_sdk, require_target
 from ._reply import ModelReply, ReplyCall, arguments_text
 from ._retry import BadResponse, Failure, sdk_error_message, status_failure
@@ -129,7 +129,9 @@ class OpenAIChatAgent:
             base_url=options.base_url or DEFAULT_BASE_URL,
             timeout=options.timeout,
             max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(verify=ssl_context()),
+            http_client=openai.DefaultAsyncHttpxClient(
+                transport=capped_transport(openai.DefaultAsyncHttpxClient)
+            ),
         )
 
     def request(self, messages: list[Message]) -> dict[str, Any]:
@@ -153,9 +155,15 @@ class OpenAIChatAgent:
         return await self._caller.turn(self.model, keyed, lambda: self._send(request))
 
     async def _send(self, request: dict[str, Any]) -> ModelReply:
-        if self._options.stream:
-            return await self._send_stream(request)
-        completion = await self._client.chat.completions.create(**request)
+        try:
+            if self._options.stream:
+                return await self._send_stream(request)
+            completion = await self._client.chat.completions.create(**request)
+        except Exception as exc:  # a body over the cap, under the SDK's connection error
+            big = too_large(exc)
+            if big is not None:
+                raise big from None
+            raise
         return parse_completion(completion)
 
     async def _send_stream(self, request: dict[str, Any]) -> ModelReply:

@@ -1,4 +1,11 @@
-"""``python:module:attr``: a user's own agent object, class or factory."""
+"""``python:module:attr``: a user's own agent object, class or factory.
+
+The user's agent runs in the harness's process but on its own thread and event
+loop (see ``_own_thread``): a blocking ``act`` (``time.sleep``, a CPU loop) stalls
+only its own episode, which its time limit ends, and whatever its code raises or
+returns, even ``SystemExit``, is that episode's ``agent_error``. ``act`` may be a
+coroutine function or a plain ``def``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,8 @@ from typing import Any
 
 from toolproof.spec import Problem, SpecError
 
-from ..base import Agent, AgentFactory, AgentSpec, DrivenAgent, EpisodeContext, agent
+from ..base import Agent, AgentFactory, AgentSpec, AgentTurn, DrivenAgent, EpisodeContext, agent
+from ._own_thread import AgentCodeError, on_own_thread
 
 
 def import_target(target: str, what: str) -> Any:
@@ -66,8 +74,9 @@ def build(spec: AgentSpec) -> AgentFactory:
             [Problem(None, None, "agent", "python agents need a target: python:module:attr")]
         )
     obj = import_target(spec.target, "agent")
+    label = spec.target
     if isinstance(obj, Agent | DrivenAgent) and not inspect.isclass(obj):
-        return lambda ctx: obj
+        return lambda ctx: on_own_thread(obj, label)
     if callable(obj):
         takes_ctx = True
         try:
@@ -77,12 +86,15 @@ def build(spec: AgentSpec) -> AgentFactory:
             pass
 
         def factory(ctx: EpisodeContext) -> Agent | DrivenAgent:
-            made = obj(ctx) if takes_ctx else obj()
+            try:
+                made = obj(ctx) if takes_ctx else obj()
+            except BaseException as exc:  # the user's code: its episode's agent_error
+                return _Broken(f"making the agent {label} raised {_describe(exc)}")
             if not isinstance(made, Agent | DrivenAgent):
-                raise TypeError(
-                    f"{spec.target} returned {type(made).__name__}, which has no act() or run()"
+                return _Broken(
+                    f"{label} returned {type(made).__name__}, which has no act() or run()"
                 )
-            return made
+            return on_own_thread(made, label)
 
         return factory
     raise SpecError(
@@ -95,3 +107,21 @@ def build(spec: AgentSpec) -> AgentFactory:
             )
         ]
     )
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"[:2000]
+    except Exception:  # an exception whose str() raises
+        return type(exc).__name__
+
+
+class _Broken:
+    """The agent of an episode whose agent could not be made: its first turn says why."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    async def act(self, observation: object) -> AgentTurn:
+        """Raise the reason (an agent_error)."""
+        raise AgentCodeError(self.why)

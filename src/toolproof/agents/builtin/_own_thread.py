@@ -1,0 +1,264 @@
+"""An in-process agent on its own thread and event loop, so it cannot freeze the harness.
+
+A ``python:`` agent is the user's code, running in the harness's process. If its
+``act`` called ``time.sleep()`` or spun in a CPU loop on the harness's event loop,
+every other episode would stall and no time limit could fire. So each episode's
+agent gets a thread with its own loop:
+
+* ``act`` (a coroutine function or a plain ``def``) and ``run`` execute there; the
+  harness awaits the result on its loop, where the step and episode time limits
+  keep working while the agent's thread is blocked;
+* a driven agent's ``session.call_tool`` hops back to the harness's loop, where the
+  gateway and the world live; its arguments are copied into plain JSON first, on
+  the agent's thread;
+* the agent sees copies of the transcript and returns a copy-checked turn, so it
+  cannot rewrite the record of earlier steps;
+* anything its code raises (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``
+  and a stray ``CancelledError`` included) comes back as :class:`AgentCodeError`, an
+  ordinary exception the episode scores as ``agent_error``; only
+  :class:`~toolproof.agents.AgentInfraError`, by which an agent wrapping a provider
+  reports an outage, is passed on as it is.
+
+A thread cannot be killed: an agent that never returns keeps its (daemon) thread
+until it does, but its episode ends at the time limit and nothing else waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from toolproof.trajectory import ToolResult, ToolSchema, Usage
+
+from ..base import Agent, AgentInfraError, AgentTurn, DrivenAgent, Observation, ToolSession
+from ..limits import AgentFault, checked_turn, plain_arguments
+
+T = TypeVar("T")
+
+
+class AgentCodeError(Exception):
+    """The agent's own code raised (any exception, BaseException included): an agent_error."""
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"[:2000]
+    except Exception:  # an exception whose str() raises
+        return type(exc).__name__
+
+
+class _AgentLoop:
+    """One thread running one event loop, started at first use."""
+
+    def __init__(self, name: str) -> None:
+        self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # at first use
+        self._name = name
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._in_flight = 0
+
+    def _main(self) -> None:
+        loop = self._loop
+        asyncio.set_event_loop(loop)
+        while not self._closing:
+            # A SystemExit in a task the agent spawned escapes run_forever: that task is
+            # over, the loop (and every other call) goes on.
+            with contextlib.suppress(BaseException):
+                loop.run_forever()
+        with contextlib.suppress(BaseException):
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:  # let them see the cancellation (an agent ignoring it is left behind)
+                loop.run_until_complete(asyncio.wait(pending, timeout=1))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        with contextlib.suppress(BaseException):
+            loop.close()
+
+    @property
+    def busy(self) -> bool:
+        """A call is still running on the agent's thread (e.g. one that timed out)."""
+        return self._in_flight > 0
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._loop = asyncio.new_event_loop()
+            # The agent's own stray tasks (one that died of SystemExit, say) are its business:
+            # not logged as the harness's errors.
+            self._loop.set_exception_handler(lambda loop, context: None)
+            self._thread = threading.Thread(target=self._main, name=self._name, daemon=True)
+            self._thread.start()
+
+    async def call(
+        self, what: str, fn: Callable[[], Any], check: Callable[[Any], Any] | None = None
+    ) -> Any:
+        """Run ``fn()`` on the agent's thread (awaiting it there when it returns an awaitable).
+
+        Args:
+            what: Names the call in messages, e.g. ``act()``.
+            fn: The agent's code.
+            check: Applied to the value on the agent's thread (so that the odd objects'
+                own methods it may call run there, not on the harness's loop).
+
+        Raises:
+            AgentCodeError: the agent's code raised anything.
+            AgentFault: ``check`` refused the value.
+        """
+        if self._closing:
+            raise AgentCodeError(f"{what}: the agent is closed")
+        self._start()
+
+        async def guarded() -> tuple[bool, Any]:
+            self._in_flight += 1
+            try:
+                value = fn()
+                if inspect.isawaitable(value):
+                    value = await value
+                return True, value if check is None else check(value)
+            except BaseException as exc:  # the agent's, whatever it is: reported, not raised
+                return False, exc
+            finally:
+                self._in_flight -= 1
+
+        future = asyncio.run_coroutine_threadsafe(guarded(), self._loop)
+        ok, value = await asyncio.wrap_future(future)
+        if not ok:
+            if isinstance(value, AgentFault):
+                raise AgentFault(str(value)) from None
+            if isinstance(value, AgentInfraError):  # the agent reports its provider's outage
+                raise AgentInfraError(_describe(value).partition(": ")[2]) from None
+            raise AgentCodeError(f"{what} raised {_describe(value)}") from None
+        return value
+
+    def close(self) -> None:
+        """Stop the loop once what runs on it yields (a blocked agent's thread ends later)."""
+        self._closing = True
+        if self._thread is None:  # never started: nothing to stop
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+async def _on(loop: asyncio.AbstractEventLoop, coro: Awaitable[T]) -> T:
+    """Await a coroutine of the harness's loop from the agent's loop."""
+    future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(
+        coro,  # type: ignore[arg-type]
+        loop,
+    )
+    return await asyncio.wrap_future(future)
+
+
+class _Session:
+    """The session a driven agent sees on its own thread; calls go to the harness's loop."""
+
+    def __init__(self, session: ToolSession, loop: asyncio.AbstractEventLoop) -> None:
+        self._session = session
+        self._loop = loop
+        self.system_prompt: str = session.system_prompt
+        self.prompt: str = session.prompt
+        self._tools = list(session.tools)
+
+    @property
+    def tools(self) -> list[ToolSchema]:
+        return list(self._tools)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Copy the call into plain data here, run it on the harness's loop, return a copy."""
+        try:
+            arguments = plain_arguments(arguments)
+        except AgentFault as exc:  # refused here, so the harness never touches the object
+            return ToolResult(
+                call_id="",
+                name=name if type(name) is str else "",
+                content=f"error: {exc}",
+                is_error=True,
+                error_kind="invalid_arguments",
+            )
+        if isinstance(name, str):
+            name = str.__str__(name)
+        result = await _on(self._loop, self._session.call_tool(name, arguments))
+        return result.model_copy(deep=True)
+
+    def record_usage(self, usage: Usage) -> None:
+        copy = Usage.model_validate(plain_arguments(dict(vars(usage)), "usage"))
+        self._loop.call_soon_threadsafe(self._session.record_usage, copy)
+
+
+class _OwnThread:
+    def __init__(self, agent: object, label: str) -> None:
+        self._agent = agent
+        self._loop = _AgentLoop(f"toolproof-agent {label}")
+
+    @property
+    def agent(self) -> object:
+        """The user's agent this runs."""
+        return self._agent
+
+    async def aclose(self) -> None:
+        """Close the agent on its thread (within 5 s), then its loop.
+
+        An agent still busy with a call that timed out is not asked: its thread is left
+        to end on its own rather than hold up the episode.
+        """
+        try:
+            if not self._loop.busy:
+                async with asyncio.timeout(5):
+                    await self._loop.call("close()", lambda: _closer(self._agent))
+        except (AgentCodeError, TimeoutError):
+            pass
+        finally:
+            self._loop.close()
+
+
+class OwnThreadAgent(_OwnThread):
+    """A harness-driven agent whose ``act`` runs on its own thread."""
+
+    _agent: Agent
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """The agent's next turn, checked and copied on its thread."""
+        copy = observation.model_copy(deep=True)  # the record's messages stay the harness's
+        turn: AgentTurn = await self._loop.call(
+            "act()", lambda: self._agent.act(copy), lambda value: checked_turn(value, "act()")
+        )
+        return turn
+
+
+class OwnThreadDrivenAgent(_OwnThread):
+    """An agent-driven agent whose ``run`` runs on its own thread."""
+
+    _agent: DrivenAgent
+
+    async def run(self, session: ToolSession) -> str:
+        """Run the agent on its thread; its tool calls come back to this loop."""
+        proxy = _Session(session, asyncio.get_running_loop())
+        answer = await self._loop.call("run()", lambda: self._agent.run(proxy), _answer)
+        assert isinstance(answer, str)
+        return answer
+
+
+def _answer(value: object) -> str:
+    if not isinstance(value, str):
+        raise AgentFault(f"run() returned {type(value).__name__}, not the final answer as a str")
+    return str.__str__(value)
+
+
+def _closer(agent: object) -> Any:
+    for name in ("aclose", "close"):
+        closer = getattr(agent, name, None)
+        if callable(closer):
+            return closer()
+    return None
+
+
+def on_own_thread(agent: Agent | DrivenAgent, label: str) -> Agent | DrivenAgent:
+    """Wrap a user's agent so that it runs on its own thread and loop."""
+    if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+        return OwnThreadDrivenAgent(agent, label)
+    assert isinstance(agent, Agent)
+    return OwnThreadAgent(agent, label)

@@ -1,0 +1,164 @@
+"""What an agent hands the harness, checked before the harness touches it.
+
+An agent's turn (from ``act()``) and a driven agent's tool call (``call_tool``) are
+agent-controlled input: an in-process agent can put anything in them (a non-string
+name, arguments that are not JSON, a cycle, a 10 MB string, a 5,000-digit integer,
+an object whose ``__eq__`` raises) and a remote one can send any size. Everything
+is copied here into plain, bounded data, or refused with an :class:`AgentFault`
+that names the field and the limit, so that no such input can crash the harness
+later and end the episode as an ``infra_error`` that would be retried and then
+left out of the scores (invariant 4). The limits are documented in
+``docs/evaluate-your-agent.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolproof.trajectory import ToolCall, Usage
+
+from .base import AgentTurn
+
+MAX_CONTENT_CHARS = 1_000_000
+"""Characters of a turn's text (its content or final answer)."""
+MAX_ARGUMENT_CHARS = 256 * 1024
+"""Characters of one call's arguments as JSON (or of its raw argument text)."""
+MAX_CALLS_PER_TURN = 64
+"""Tool calls in one turn."""
+MAX_NAME_CHARS = 256
+"""Characters of a tool name or call id."""
+MAX_DEPTH = 32
+"""Nesting of lists and objects in one call's arguments."""
+
+
+class AgentFault(Exception):
+    """The agent handed the harness something malformed or too big: an ``agent_error``."""
+
+
+def _text(value: object, field: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise AgentFault(f"{field} must be a string, got {type(value).__name__}")
+    text = str.__str__(value)  # a plain str, whatever subclass the agent used
+    if len(text) > limit:
+        raise AgentFault(
+            f"{field} has {len(text):,} characters; the limit is {limit:,} (shorten it)"
+        )
+    return text
+
+
+def _depth(value: object) -> int:
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def plain_arguments(arguments: object, field: str = "arguments") -> dict[str, Any]:
+    """A JSON-object copy of a call's arguments, within the size and nesting limits.
+
+    Raises:
+        AgentFault: not a dict, not JSON (a set, an object, a cycle, an integer too long
+            to print, a nesting too deep), or too big.
+    """
+    if not isinstance(arguments, dict):
+        raise AgentFault(f"{field} must be a dict (a JSON object), got {type(arguments).__name__}")
+    try:
+        text = json.dumps(arguments, ensure_ascii=False)
+    except Exception as exc:  # TypeError, ValueError, RecursionError, or the agent's own code
+        raise AgentFault(f"{field} are not JSON data: {type(exc).__name__}: {exc}") from None
+    if len(text) > MAX_ARGUMENT_CHARS:
+        raise AgentFault(
+            f"{field} are {len(text):,} characters of JSON; the limit is "
+            f"{MAX_ARGUMENT_CHARS:,} per call"
+        )
+    try:
+        copy = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise AgentFault(f"{field} are not JSON data: {type(exc).__name__}") from None
+    if _depth(copy) > MAX_DEPTH:
+        raise AgentFault(f"{field} nest deeper than {MAX_DEPTH} levels")
+    assert isinstance(copy, dict)
+    return copy
+
+
+def _call(call: object, field: str) -> ToolCall:
+    if not isinstance(call, ToolCall):
+        raise AgentFault(f"{field} must be a ToolCall, got {type(call).__name__}")
+    values = dict(vars(call))  # the fields as they are now, not as validated at creation
+    raw = values.get("raw_arguments")
+    return ToolCall(
+        id=_text(values.get("id"), f"{field}.id", MAX_NAME_CHARS),
+        name=_text(values.get("name"), f"{field}.name", MAX_NAME_CHARS),
+        arguments=plain_arguments(values.get("arguments"), f"{field}.arguments"),
+        raw_arguments=None
+        if raw is None
+        else _text(raw, f"{field}.raw_arguments", MAX_ARGUMENT_CHARS),
+    )
+
+
+def _usage(usage: object) -> Usage | None:
+    if usage is None:
+        return None
+    if not isinstance(usage, Usage):
+        raise AgentFault(f"turn.usage must be a Usage or None, got {type(usage).__name__}")
+    try:
+        return Usage.model_validate(plain_arguments(dict(vars(usage)), "turn.usage"))
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise AgentFault(f"turn.usage is not valid: {exc}") from None
+
+
+def checked_turn(turn: object, what: str = "act()") -> AgentTurn:
+    """A plain, bounded copy of an agent's turn.
+
+    Args:
+        turn: What the agent returned.
+        what: Names the source in messages, e.g. ``act() of step 3``.
+
+    Raises:
+        AgentFault: not an AgentTurn, a field of the wrong type, or over a limit.
+    """
+    try:
+        return _checked(turn, what)
+    except AgentFault:
+        raise
+    except Exception as exc:  # an odd object's own methods (__eq__, __len__, ...) raised
+        raise AgentFault(f"{what} returned a turn that cannot be read: {_error(exc)}") from None
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _checked(turn: object, what: str) -> AgentTurn:
+    if not isinstance(turn, AgentTurn):
+        raise AgentFault(f"{what} returned {type(turn).__name__}, not AgentTurn")
+    values = dict(vars(turn))  # the fields as they are now, not as validated at creation
+    content = values.get("content")
+    calls = values.get("tool_calls")
+    if not isinstance(calls, list):
+        raise AgentFault(f"turn.tool_calls must be a list, got {type(calls).__name__}")
+    calls = list.copy(calls)
+    if len(calls) > MAX_CALLS_PER_TURN:
+        raise AgentFault(
+            f"the turn has {len(calls):,} tool calls; the limit is {MAX_CALLS_PER_TURN} per turn"
+        )
+    give_up, retries = values.get("give_up"), values.get("retries")
+    if not isinstance(give_up, bool):
+        raise AgentFault(f"turn.give_up must be a bool, got {type(give_up).__name__}")
+    if type(retries) is not int or not 0 <= retries < 10**6:
+        raise AgentFault(f"turn.retries must be an int from 0, got {type(retries).__name__}")
+    return AgentTurn(
+        content=None if content is None else _text(content, "turn.content", MAX_CONTENT_CHARS),
+        tool_calls=[_call(c, f"turn.tool_calls[{i}]") for i, c in enumerate(calls)],
+        usage=_usage(values.get("usage")),
+        give_up=bool(give_up),
+        retries=retries,
+    )

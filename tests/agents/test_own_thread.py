@@ -1,0 +1,141 @@
+"""``python:`` agents on their own thread: copies in, checked turns out, nothing escapes."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import toolproof_test_agents as test_agents
+
+from toolproof.agents import AgentTurn, EpisodeContext, Observation, ToolSession
+from toolproof.agents.builtin._own_thread import on_own_thread
+from toolproof.engine import EpisodeOptions, run_episode
+from toolproof.spec import Limits, Task, render
+from toolproof.trajectory import Termination, Trajectory, Usage
+from toolproof_helpers import make_task
+
+
+async def _run(agent: object, **limits: Any) -> Trajectory:
+    instance = render(
+        Task.model_validate(make_task()),
+        suite="mini",
+        suite_seed=1,
+        epoch=0,
+        limits=Limits(**limits),
+        system_prompt="s",
+    )
+
+    def factory(ctx: EpisodeContext) -> Any:
+        return on_own_thread(agent, "test")  # type: ignore[arg-type]
+
+    trajectory, _ = await run_episode(instance, factory, EpisodeOptions(agent_label="t"))
+    return trajectory
+
+
+async def test_act_runs_on_another_thread_and_a_plain_def_act_works() -> None:
+    threads: list[str] = []
+
+    class Plain:
+        def act(self, observation: Observation) -> AgentTurn:
+            threads.append(threading.current_thread().name)
+            if observation.step == 0:
+                return test_agents.calls(("get_stock", {"product_id": "A"}))
+            return AgentTurn(content="7 units")
+
+    trajectory = await _run(Plain())
+    assert trajectory.termination is Termination.COMPLETED
+    assert trajectory.final_answer == "7 units"
+    assert threads and all(t == "toolproof-agent test" for t in threads)
+    assert threading.current_thread().name not in threads
+
+
+async def test_the_agent_cannot_rewrite_the_record_through_its_observation() -> None:
+    class Rewriter:
+        async def act(self, observation: Observation) -> AgentTurn:
+            if observation.step == 0:
+                return test_agents.calls(("get_stock", {"product_id": "A"}))
+            for message in observation.messages:  # hide what it did, forge what it saw
+                message.tool_calls.clear()
+                message.content = "forged"
+            return AgentTurn(content="7")
+
+    trajectory = await _run(Rewriter())
+    assert trajectory.termination is Termination.COMPLETED
+    first = trajectory.steps[0]
+    assert [c.name for c in first.message.tool_calls] == ["get_stock"]
+    assert first.results[0].content == '{"product_id": "A", "stock": 7}'
+    assert [m.content for m in trajectory.prompt] != ["forged", "forged"]
+
+
+async def test_a_system_exit_in_a_task_the_agent_spawned_does_not_stop_its_loop() -> None:
+    class Spawner:
+        async def act(self, observation: Observation) -> AgentTurn:
+            async def bomb() -> None:
+                raise SystemExit("from a spawned task")
+
+            self.task = asyncio.get_running_loop().create_task(bomb())
+            await asyncio.sleep(0.05)
+            return AgentTurn(content="7")
+
+    trajectory = await _run(Spawner())
+    assert trajectory.termination is Termination.COMPLETED
+    assert trajectory.final_answer == "7"
+
+
+async def test_a_driven_agent_calls_tools_and_records_usage_from_its_thread() -> None:
+    seen: list[Any] = []
+
+    class Driven:
+        async def run(self, session: ToolSession) -> str:
+            seen.append(threading.current_thread().name)
+            result = await session.call_tool("get_stock", {"product_id": "A"})
+            result.content = "tampered"  # its copy, not the record's
+            session.record_usage(Usage(input_tokens=3, output_tokens=1))
+            refused = await session.call_tool("get_stock", {"product_id": {1, 2}})  # type: ignore[dict-item]
+            seen.append(refused)
+            return "7"
+
+    trajectory = await _run(Driven())
+    assert trajectory.termination is Termination.COMPLETED, trajectory.error
+    assert seen[0] == "toolproof-agent test"
+    assert trajectory.steps[0].results[0].content == '{"product_id": "A", "stock": 7}'
+    assert trajectory.usage().input_tokens == 3
+    assert seen[1].error_kind == "invalid_arguments" and "not JSON data" in seen[1].content
+
+
+async def test_a_sleeping_agent_times_out_and_its_close_does_not_wait_for_it() -> None:
+    release = threading.Event()
+
+    class Sleeper:
+        closed = False
+
+        def act(self, observation: Observation) -> AgentTurn:
+            release.wait(30)
+            return AgentTurn(content="late")
+
+        def close(self) -> None:
+            Sleeper.closed = True
+
+    try:
+        trajectory = await _run(Sleeper(), step_timeout_s=0.5)
+    finally:
+        release.set()
+    assert trajectory.termination is Termination.TIMEOUT
+    assert "took longer than 0.5s" in (trajectory.error or "")
+    assert not Sleeper.closed  # still busy: not asked to close, left to end on its own
+
+
+async def test_an_agent_closes_on_its_thread() -> None:
+    closed: list[str] = []
+
+    class Closer:
+        async def act(self, observation: Observation) -> AgentTurn:
+            return AgentTurn(content="7")
+
+        async def aclose(self) -> None:
+            closed.append(threading.current_thread().name)
+
+    trajectory = await _run(Closer())
+    assert trajectory.termination is Termination.COMPLETED
+    assert closed == ["toolproof-agent test"]
