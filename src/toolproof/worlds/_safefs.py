@@ -93,8 +93,7 @@ def _openat2(dir_fd: int, path: bytes, flags: int, mode: int) -> int | None:
         _libc.syscall.restype = ctypes.c_long
     if flags & os.O_PATH:  # openat2 refuses any other flag beside O_PATH
         flags &= os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    if not flags & os.O_CREAT:  # ... and a mode without O_CREAT
-        mode = 0
+    mode = stat.S_IMODE(mode) if flags & os.O_CREAT else 0  # ... and a mode without O_CREAT
     how = _OpenHow(flags, mode, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
     fd = _libc.syscall(
         ctypes.c_long(_SYS_OPENAT2),

@@ -197,7 +197,8 @@ class Workspace:
             if info.st_nlink > 1:
                 os.close(fd)
                 os.unlink(name, dir_fd=parent)
-                fd, info = _safefs.open_file(parent, [name], create | os.O_EXCL, info.st_mode)
+                mode = stat.S_IMODE(info.st_mode)
+                fd, info = _safefs.open_file(parent, [name], create | os.O_EXCL, mode)
             try:
                 os.ftruncate(fd, 0)
                 view = memoryview(data)
