@@ -21,11 +21,15 @@ from typing import Any
 
 import pytest
 
-from toolproof.spec import WorldSpec
+from toolproof.agents import AgentTurn, Observation
+from toolproof.engine import EpisodeOptions, run_episode
+from toolproof.scoring import Score
+from toolproof.spec import Limits, Task, TaskInstance, WorldSpec, render
 from toolproof.tools import ToolContext, ToolGateway, load_builtin, registry
 from toolproof.tools.toolkits import files as files_toolkit
-from toolproof.trajectory import ToolCall, ToolResult
+from toolproof.trajectory import Termination, ToolCall, ToolResult, Trajectory
 from toolproof.worlds import World, _safefs
+from toolproof_helpers import make_task
 
 FILE_TOOLS = ["list_files", "read_file", "create_file", "write_file", "delete_file", "search_files"]
 SECRET = "sk-outside-secret-4711"
@@ -169,7 +173,9 @@ async def test_links_are_listed_and_searched_around_never_through(
         assert not hits.is_error and json.loads(hits.content) == [], hits.content
         assert_no_leak(hits)
     found = await call(world, "search_files", text="needle")
-    assert json.loads(found.content) == [{"path": "/workspace/data/a.txt", "line": 2, "text": "needle"}]
+    assert json.loads(found.content) == [
+        {"path": "/workspace/data/a.txt", "line": 2, "text": "needle"}
+    ]
 
 
 async def test_a_link_out_is_a_policy_violation_a_link_inside_a_plain_error(
@@ -236,7 +242,9 @@ async def test_a_fifo_never_blocks_any_tool(world: World, watchdog: None) -> Non
         elif not name.endswith("_files"):
             assert result.is_error and "named pipe (FIFO)" in result.content, result.content
     hits = await call(world, "search_files", text="needle")
-    assert json.loads(hits.content) == [{"path": "/workspace/data/a.txt", "line": 2, "text": "needle"}]
+    assert json.loads(hits.content) == [
+        {"path": "/workspace/data/a.txt", "line": 2, "text": "needle"}
+    ]
     listing = await call(world, "list_files", path="data")
     assert json.loads(listing.content) == ["/workspace/data/a.txt", "/workspace/data/pipe2"]
     assert stat.S_ISFIFO((root(world) / "pipe").lstat().st_mode)  # never replaced or written
@@ -409,3 +417,112 @@ async def call_with(world: World, patched: Any) -> ToolResult:
         return await call(world, "read_file", path="data/a.txt")
     finally:
         files_toolkit._workspace = original  # type: ignore[assignment]
+
+
+class Hostile:
+    """Makes a FIFO and links with run_command, then aims every file tool at them."""
+
+    def __init__(self, in_files: asyncio.Event, others_done: asyncio.Event) -> None:
+        self.in_files = in_files
+        self.others_done = others_done
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        if observation.step == 0:
+            command = (
+                "mkfifo pipe && ln -s /proc/self/environ env && ln -s /etc/shadow shadow"
+                " && ln -s / host && mkdir d && ln -s ../../../outside d/up"
+                " && printf 'caf\\351' > odd"
+                " && ln -s odd \"$(printf 'caf\\351')\""
+            )
+            return AgentTurn(
+                tool_calls=[ToolCall(id="c0", name="run_command", arguments={"command": command})]
+            )
+        if observation.step == 1:
+            calls = [
+                ("read_file", {"path": "pipe"}),
+                ("read_file", {"path": "env"}),
+                ("read_file", {"path": "shadow"}),
+                ("read_file", {"path": "host/etc/passwd"}),
+                ("read_file", {"path": "d/up/secret.txt"}),
+                ("search_files", {"text": "KEY"}),
+                ("search_files", {"text": "="}),
+                ("list_files", {"path": "/workspace", "recursive": True}),
+                ("list_files", {"path": "host"}),
+                ("write_file", {"path": "pipe", "content": "x"}),
+                ("write_file", {"path": "host/tmp/owned", "content": "x"}),
+                ("create_file", {"path": "d/up/owned"}),
+            ]
+            self.in_files.set()
+            return AgentTurn(
+                tool_calls=[
+                    ToolCall(id=f"c1_{n}", name=name, arguments=args)
+                    for n, (name, args) in enumerate(calls)
+                ]
+            )
+        await asyncio.wait_for(self.others_done.wait(), 120)
+        return AgentTurn(content="done")
+
+
+class Neighbour:
+    """An ordinary episode that runs while the hostile one is inside its file tools."""
+
+    def __init__(self, start: asyncio.Event, done: asyncio.Event) -> None:
+        self.start = start
+        self.done = done
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        if observation.step == 0:
+            await asyncio.wait_for(self.start.wait(), 120)
+            return AgentTurn(
+                tool_calls=[ToolCall(id="n0", name="get_stock", arguments={"product_id": "A"})]
+            )
+        self.done.set()
+        return AgentTurn(content="There are 7 units.")
+
+
+def test_an_episode_with_a_hostile_workspace_ends_normally_and_delays_no_one(
+    tmp_path: Path, outside: Path
+) -> None:
+    hostile_task = make_task(
+        id="hostile",
+        tools=["run_command", *FILE_TOOLS],
+        world={"files": {"keep.txt": "keep me\n"}},
+        success=[{"kind": "state", "files": {"keep.txt": "keep me\n"}}],
+        solution={"calls": [], "answer": "done"},
+    )
+
+    def instance(task: dict[str, Any]) -> TaskInstance:
+        return render(
+            Task.model_validate(task),
+            suite="t",
+            suite_seed=1,
+            epoch=0,
+            limits=Limits(),
+            system_prompt="Use the tools.",
+        )
+
+    async def both() -> list[tuple[Trajectory, Score]]:
+        in_files, neighbour_done = asyncio.Event(), asyncio.Event()
+        options = EpisodeOptions(
+            agent_label="scripted", sandbox_backend="process", tmp_root=tmp_path
+        )
+        hostile = run_episode(
+            instance(hostile_task), lambda ctx: Hostile(in_files, neighbour_done), options
+        )
+        neighbour = run_episode(
+            instance(make_task(id="calm")), lambda ctx: Neighbour(in_files, neighbour_done), options
+        )
+        return await asyncio.wait_for(asyncio.gather(hostile, neighbour), 300)
+
+    (hostile, _), (calm, calm_score) = asyncio.run(both())
+    assert hostile.termination is Termination.COMPLETED, hostile.error
+    assert calm.termination is Termination.COMPLETED and calm_score.passed
+    results = [r for step in hostile.steps for r in step.results]
+    assert len(results) == 13 and not results[0].is_error
+    for result in results[1:]:
+        assert_no_leak(result)
+    by_call = {r.call_id: r for r in results}
+    assert "named pipe (FIFO)" in by_call["c1_0"].content
+    assert all(by_call[f"c1_{n}"].is_error for n in (0, 1, 2, 3, 4, 9, 10, 11))
+    hostile.model_dump_json()  # the odd name is recordable
+    assert not Path("/tmp/owned").exists() and sorted(os.listdir(outside)) == ["secret.txt"]

@@ -22,6 +22,15 @@ from typing import Any, NamedTuple, Protocol
 from . import _safefs
 from ._safefs import WalkBudget, key_of, name_of_key
 
+MAX_ENTRIES = 200_000
+"""A scan records no more entries than this (then ``WorldSnapshot.incomplete`` says so)."""
+MAX_DEPTH = 128
+"""... nor goes deeper than this many directories ..."""
+MAX_SECONDS = 30.0
+"""... nor walks for longer."""
+MAX_FILE_BYTES = 1 << 30
+"""A bigger file is not hashed or stored (a sparse 1 TB file would take minutes): it is
+left out of the snapshot, which says so, with its size and time so the digest changes."""
 _RACY_NS = 50_000_000
 """A file changed this soon before it was hashed is hashed again next time: a write
 in the same clock tick may leave its times unchanged (timestamps come from a coarse clock)."""
@@ -67,8 +76,9 @@ def scan(
     dirs: dict[str, int] = {}
     fresh: dict[str, Hashed] = {}
     now = time.time_ns()
-    budget = WalkBudget()
+    budget = WalkBudget(max_entries=MAX_ENTRIES, max_depth=MAX_DEPTH, max_seconds=MAX_SECONDS)
     unlocked: list[tuple[int, int]] | None = None if os.geteuid() == 0 else []
+    too_big: list[str] = []
     try:
         for parts, dir_fd, info in _safefs.walk(root, budget, unlocked=unlocked):
             key = key_of(b"/".join(parts))
@@ -81,6 +91,8 @@ def scan(
                 except OSError:
                     continue
                 files[key] = FileEntry(None, 0o777, key_of(target))
+            elif stat.S_ISREG(mode) and info.st_size > MAX_FILE_BYTES:
+                too_big.append(f"{_safefs.shown(key)} ({info.st_size} bytes, {info.st_mtime_ns})")
             elif stat.S_ISREG(mode):
                 hashed = _hash(key, parts[-1], dir_fd, info, cache, now, sink)
                 if hashed is not None:
@@ -89,7 +101,11 @@ def scan(
     finally:
         if unlocked:
             _safefs.relock(unlocked)
-    return dict(sorted(files.items())), dict(sorted(dirs.items())), fresh, budget.stopped
+    stopped = budget.stopped
+    if too_big:
+        big = f"files over {MAX_FILE_BYTES} bytes not captured: {', '.join(too_big[:20])}"
+        stopped = big if stopped is None else f"{stopped}; {big}"
+    return dict(sorted(files.items())), dict(sorted(dirs.items())), fresh, stopped
 
 
 def _hash(

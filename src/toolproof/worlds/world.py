@@ -97,7 +97,11 @@ class World:
                 os.chown(root, *owner)
             self.workspace = Workspace(root, owner=owner)
             if spec.fixtures:
-                copy_fixtures(fixtures_base or Path.cwd(), spec.fixtures, root, owner)
+                try:
+                    copy_fixtures(fixtures_base or Path.cwd(), spec.fixtures, root, owner)
+                except BaseException:
+                    self.close()
+                    raise
             for path, content in spec.files.items():
                 try:
                     parts = self.workspace.parts(path)
