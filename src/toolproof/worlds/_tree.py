@@ -162,10 +162,15 @@ def _hash_file(fd: int) -> str:
 
 def _split(key: str) -> list[bytes]:
     """A snapshot key as name components, refused if it could leave the workspace."""
-    parts = name_of_key(key).split(b"/")
-    if not key or any(p in (b"", b".", b"..") or b"\0" in p for p in parts):
-        raise ValueError(f"snapshot path {_safefs.shown(key)!r} leaves the workspace")
-    return parts
+    if key and "\0" not in key:  # the common case: plain text, checked as text
+        names = key.split("/")
+        if "" not in names and "." not in names and ".." not in names:
+            return [name.encode("utf-8") for name in names]
+    else:
+        parts = name_of_key(key).split(b"/")
+        if key and not any(p in (b"", b".", b"..") or b"\0" in p for p in parts):
+            return parts
+    raise ValueError(f"snapshot path {_safefs.shown(key)!r} leaves the workspace")
 
 
 def _parents(key: str) -> list[str]:
@@ -187,7 +192,8 @@ def restore(
     owner: tuple[int, int] | None,
 ) -> None:
     """Make the tree below ``root`` equal to a snapshot's (see ``Workspace.restore``)."""
-    wanted = {key: _split(key) for key in [*files, *dirs]}
+    for key in [*files, *dirs]:
+        _split(key)  # all of them checked before anything changes
     have_files, have_dirs = have
     want_dirs: dict[str, int | None] = {p: None for key in files for p in _parents(key)}
     want_dirs.update(dirs)
@@ -201,17 +207,16 @@ def restore(
         _in_parent(root, _split(key), remove)
     for key in sorted(want_dirs):
         if key not in have_dirs:
-            _in_parent(root, wanted.get(key) or _split(key), _mkdir(owner))
+            _in_parent(root, _split(key), _mkdir(owner))
     for key, want in files.items():
         now = have_files.get(key)
-        parts = wanted[key]
         if want[0] is None:
             if now is None or now.link != want[2]:
-                _in_parent(root, parts, _symlink(name_of_key(str(want[2])), owner))
+                _in_parent(root, _split(key), _symlink(name_of_key(str(want[2])), owner))
         elif now is None or now.sha256 != want[0]:
-            _in_parent(root, parts, _new_file(want[0], int(want[1]), fetch, owner))
+            _in_parent(root, _split(key), _new_file(want[0], int(want[1]), fetch, owner))
         elif now.mode != want[1]:
-            _chmod(root, parts, int(want[1]))
+            _chmod(root, _split(key), int(want[1]))
     for key, mode in sorted(want_dirs.items(), reverse=True):  # children first
         had = have_dirs.get(key)
         final = had if mode is None else mode
