@@ -314,3 +314,22 @@ def test_fixtures_outside_the_suite_are_refused(suite: Path, tmp_path: Path, fix
     with pytest.raises(ValueError, match=r"world\.fixtures: .* outside the suite"):
         World(WorldSpec(fixtures=fixtures), fixtures_base=suite / "tasks", tmp_root=tmp_path)
     assert not list(tmp_path.glob("toolproof-ws-*/workspace/*"))
+
+
+def test_openat2_is_used_where_the_kernel_has_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_safefs, "_openat2_ok", None)
+    (tmp_path / "f").write_text("x")
+    os.symlink("f", tmp_path / "link")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        opened, _ = _safefs.open_file(fd, [b"f"])
+        os.close(opened)
+        major, minor = (int(n) for n in os.uname().release.split(".")[:2])
+        assert _safefs._openat2_ok is ((major, minor) >= (5, 6))
+        with pytest.raises(_safefs.LinkError) as caught:
+            _safefs.open_file(fd, [b"link"])
+        assert (caught.value.where, caught.value.target) == (b"link", b"f")
+    finally:
+        os.close(fd)

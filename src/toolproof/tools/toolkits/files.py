@@ -105,7 +105,7 @@ def _refusals(fn: Callable[P, R]) -> Callable[P, R]:
         except IsADirectoryError:
             raise ToolError(f"{shown(path)} is a directory; use list_files") from None
         except NotADirectoryError:
-            raise ToolError(f"{shown(path)}: a part of the path is not a directory") from None
+            raise ToolError(f"{shown(path)} is not a directory (or a part of it is not)") from None
         except FileExistsError:
             raise ToolError(f"{shown(path)} already exists") from None
         except OSError as exc:
