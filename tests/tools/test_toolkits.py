@@ -49,7 +49,7 @@ async def _run(world: World, name: str, **arguments: Any) -> ToolResult:
 async def test_file_tools_work_inside_the_workspace(files_world: World) -> None:
     listing = await _run(files_world, "list_files", path="/workspace")
     assert listing.content == (
-        '["/workspace/data/", "/workspace/etc-link/", "/workspace/notes.md", '
+        '["/workspace/data/", "/workspace/etc-link", "/workspace/notes.md", '
         '"/workspace/secret-link"]'
     )
     assert (await _run(files_world, "read_file", path="data/a.txt")).content == (

@@ -14,6 +14,7 @@ import pytest
 
 from toolproof.spec import WorldSpec
 from toolproof.worlds import BlobStore, World, WorldSnapshot
+from toolproof.worlds import _tree as tree_module
 from toolproof.worlds import workspace as workspace_module
 
 
@@ -35,13 +36,13 @@ def root_of(world: World) -> Path:
 
 def count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     hashed: list[str] = []
-    real = workspace_module._hash_file
+    real = tree_module._open_regular
 
-    def counting(path: str) -> str:
-        hashed.append(path)
-        return real(path)
+    def counting(dir_fd: int, name: bytes) -> int:
+        hashed.append(os.fsdecode(name))
+        return real(dir_fd, name)
 
-    monkeypatch.setattr(workspace_module, "_hash_file", counting)
+    monkeypatch.setattr(tree_module, "_open_regular", counting)
     return hashed
 
 
@@ -57,7 +58,7 @@ def test_unchanged_files_are_not_hashed_again(
     assert hashed == []
     (root_of(world) / "src" / "m3.py").write_text("x = 33\n")
     world.digest()
-    assert [Path(p).name for p in hashed] == ["m3.py"]
+    assert hashed == ["m3.py"]
 
 
 def test_a_same_size_rewrite_with_the_old_mtime_is_still_seen(world: World) -> None:
@@ -76,15 +77,18 @@ def test_restore_writes_only_what_differs(
     ref = world.save_snapshot(blobs)
     (root / "src" / "m1.py").write_text("changed\n")
     (root / "new.txt").write_text("new\n")
-    written: list[Path] = []
-    copy_to = blobs.copy_to
-    monkeypatch.setattr(
-        blobs, "copy_to", lambda sha, dest: (written.append(dest), copy_to(sha, dest))
-    )
+    written: list[str] = []
+    copy_into = blobs.copy_into
+
+    def counting(sha: str, fd: int) -> None:
+        written.append(os.readlink(f"/proc/self/fd/{fd}"))
+        copy_into(sha, fd)
+
+    monkeypatch.setattr(blobs, "copy_into", counting)
     world.restore(World.load_snapshot(blobs, ref), blobs)
     assert (root / "src" / "m1.py").read_text() == "x = 1\n"
     assert not (root / "new.txt").exists()
-    assert written == [root / "src" / "m1.py"]
+    assert written == [str(root / "src" / "m1.py")]
 
 
 def test_every_kind_of_change_is_undone(world: World, blobs: BlobStore) -> None:
@@ -157,10 +161,11 @@ def test_blobs_are_copies_never_hard_links(world: World, blobs: BlobStore) -> No
 
 
 NOBODY_SCRIPT = """
-import importlib.util, os, sys
-spec = importlib.util.spec_from_file_location("workspace", sys.argv[1])
-module = sys.modules["workspace"] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)  # stdlib only, so any Python 3.11 can load it
+import importlib, os, sys, types
+package = types.ModuleType("ws")  # the worlds modules alone: stdlib only, any Python 3.11
+package.__path__ = [os.path.dirname(sys.argv[1])]
+sys.modules["ws"] = package
+module = importlib.import_module("ws.workspace")
 root = module.Path(sys.argv[2])
 ws = module.Workspace(root)
 files, dirs = ws.scan()
@@ -171,7 +176,7 @@ os.chmod(root / "locked", 0o755)
 (root / "locked" / "g").write_text("g")
 os.chmod(root / "locked", 0o555)
 entries = {k: [v.sha256, v.mode] if v.link is None else [None, 0, v.link] for k, v in files.items()}
-ws.restore(entries, dirs, lambda sha, dest: dest.write_text("f"))
+ws.restore(entries, dirs, lambda sha, fd: os.write(fd, b"f"))
 after = ws.scan()
 print(after == (files, dirs))
 """

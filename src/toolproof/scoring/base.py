@@ -50,6 +50,10 @@ class Score(BaseModel):
     judged: bool = Field(False, description="Whether an LLM judge contributed.")
 
 
+MAX_CHECKED_FILE_BYTES = 64 << 20
+"""A workspace file a check reads may be at most this big (a bigger one counts as absent)."""
+
+
 @dataclass
 class ScoringContext:
     """What a check sees, after the episode, on the harness side."""
@@ -65,11 +69,12 @@ class ScoringContext:
         """The final content of a workspace file, or None if absent."""
         if self.world.workspace is None:
             return None
-        try:
-            path = self.world.workspace.resolve(rel)
-        except ValueError:
+        workspace = self.world.workspace
+        try:  # no link followed, no FIFO or device opened (the agent made this tree)
+            data = workspace.read_bytes(workspace.parts(rel), MAX_CHECKED_FILE_BYTES)
+        except (ValueError, OSError):
             return None
-        return path.read_bytes() if path.is_file() else None
+        return data if len(data) <= MAX_CHECKED_FILE_BYTES else None
 
 
 Evaluator = Callable[[Any, ScoringContext, int], CheckResult]

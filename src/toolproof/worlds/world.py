@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -11,12 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from toolproof.sandbox import sandbox_owner
 from toolproof.spec import WorldSpec
 from toolproof.trajectory import StateDiff
 
 from . import records as rec
+from ._fixtures import copy_fixtures
 from .blobs import BlobStore
-from .workspace import FileEntry, Workspace
+from .workspace import FileEntry, PathEscapeError, Workspace
 
 
 class WorldSnapshot(BaseModel):
@@ -32,13 +35,23 @@ class WorldSnapshot(BaseModel):
         description="Every directory (empty ones too), relative path to its mode.",
     )
     has_workspace: bool = False
+    incomplete: str | None = Field(
+        None,
+        description="Why the walk of the workspace stopped early (e.g. 'more than 200000 "
+        "entries'), so the files are only part of it; null when they are all of it.",
+    )
 
     def digest(self) -> str:
         """Digest of the whole state."""
-        return _digest(self.records, self.files, self.dirs)
+        return _digest(self.records, self.files, self.dirs, self.incomplete)
 
 
-def _digest(records: dict[str, Any], files: dict[str, list[Any]], dirs: dict[str, int]) -> str:
+def _digest(
+    records: dict[str, Any],
+    files: dict[str, list[Any]],
+    dirs: dict[str, int],
+    incomplete: str | None = None,
+) -> str:
     sha = hashlib.sha256(rec.canonical_json(records).encode())
     if files:
         sha.update(b"\0files\0")
@@ -46,6 +59,8 @@ def _digest(records: dict[str, Any], files: dict[str, list[Any]], dirs: dict[str
     if dirs:
         sha.update(b"\0dirs\0")
         sha.update(rec.canonical_json(dirs).encode())
+    if incomplete:
+        sha.update(b"\0incomplete\0" + incomplete.encode())
     return sha.hexdigest()
 
 
@@ -77,14 +92,26 @@ class World:
             self._tmpdir = tempfile.mkdtemp(prefix="toolproof-ws-", dir=tmp_root)
             root = Path(self._tmpdir) / "workspace"
             root.mkdir()
+            owner = sandbox_owner()
+            if owner is not None:
+                os.chown(root, *owner)
+            self.workspace = Workspace(root, owner=owner)
             if spec.fixtures:
-                base = fixtures_base or Path.cwd()
-                shutil.copytree(base / spec.fixtures, root, dirs_exist_ok=True, symlinks=True)
-            self.workspace = Workspace(root)
+                try:
+                    copy_fixtures(fixtures_base or Path.cwd(), spec.fixtures, root, owner)
+                except BaseException:
+                    self.close()
+                    raise
             for path, content in spec.files.items():
-                target = self.workspace.resolve(path)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(content, encoding="utf-8")
+                try:
+                    parts = self.workspace.parts(path)
+                    self.workspace.write_bytes(parts, content.encode("utf-8"))
+                except (PathEscapeError, ValueError, OSError) as exc:
+                    self.close()
+                    raise ValueError(
+                        f"world.files: key {path!r} is not a file path inside the workspace "
+                        f"({exc}); use a relative path such as 'data/notes.txt'"
+                    ) from None
 
     def touch(self) -> None:
         """Mark the records as changed."""
@@ -101,9 +128,10 @@ class World:
         if self.workspace is None:
             return self.records_digest()
         entries, dirs = self.workspace.scan()
-        if not entries and not dirs:
+        if not entries and not dirs and self.workspace.overflow is None:
             return self.records_digest()
-        return _digest(self.records, {k: _entry_list(v) for k, v in entries.items()}, dirs)
+        files = {k: _entry_list(v) for k, v in entries.items()}
+        return _digest(self.records, files, dirs, self.workspace.overflow)
 
     def snapshot(self, blobs: BlobStore | None = None) -> WorldSnapshot:
         """Capture the state; with ``blobs``, file contents are stored for a later restore.
@@ -114,17 +142,17 @@ class World:
         """
         files: dict[str, list[Any]] = {}
         dirs: dict[str, int] = {}
+        incomplete = None
         if self.workspace is not None:
-            entries, dirs = self.workspace.scan()
-            for rel, entry in entries.items():
-                files[rel] = _entry_list(entry)
-                if blobs is not None and entry.sha256 is not None:
-                    blobs.put_file(self.workspace.root / rel, entry.sha256)
+            entries, dirs = self.workspace.scan(blobs)
+            files = {rel: _entry_list(entry) for rel, entry in entries.items()}
+            incomplete = self.workspace.overflow
         return WorldSnapshot(
             records=rec.copy_json(self.records),
             files=files,
             dirs=dirs,
             has_workspace=self.workspace is not None,
+            incomplete=incomplete,
         )
 
     def save_snapshot(self, blobs: BlobStore) -> str:
@@ -147,9 +175,9 @@ class World:
         if any(entry[0] is not None for entry in snapshot.files.values()) and blobs is None:
             raise ValueError("restoring files needs the blob store the snapshot was saved to")
 
-        def fetch(sha: str, target: Path) -> None:
+        def fetch(sha: str, fd: int) -> None:
             assert blobs is not None
-            blobs.copy_to(sha, target)
+            blobs.copy_into(sha, fd)
 
         self.workspace.restore(snapshot.files, snapshot.dirs, fetch)
 

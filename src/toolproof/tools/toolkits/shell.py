@@ -15,6 +15,7 @@ either ends the episode with termination ``resource_limit``.
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import tempfile
 import threading
@@ -150,7 +151,7 @@ class EpisodeShell:
             ToolError: No output has that id.
         """
         path = self._outputs / f"{output_id}.{stream}"
-        if not output_id.startswith("o") or "/" in output_id or not path.is_file():
+        if not re.fullmatch(r"o[1-9][0-9]{0,9}", output_id) or not path.is_file():
             known = ", ".join(f"o{n}" for n in range(max(1, self._count - 4), self._count + 1))
             raise ToolError(f"no output {output_id!r}; recent ids: {known or 'none yet'}")
         return path.read_text(encoding="utf-8")
