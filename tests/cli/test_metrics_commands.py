@@ -133,7 +133,7 @@ def test_show_failures_groups_failed_episodes_by_mode(
 ) -> None:
     code, out, _ = toolproof(capsys, "show", runs["random"], "--failures")
     assert code == 0
-    assert "7 failed episodes of 7" in out
+    assert "7 failed episodes of 7 scored (7 episodes)" in out
     lines = out.splitlines()
     modes = [
         line.split(" (")[0] for line in lines if line and not line.startswith(" ") and "(" in line
@@ -149,5 +149,7 @@ def test_show_failures_groups_failed_episodes_by_mode(
         "forbidden_action_or_output",
     }
     assert any(line.startswith("  stock-lookup#0  step ") for line in lines)
+    assert any(line.startswith("    check ") for line in lines)  # the failing check says what
     code, out, _ = toolproof(capsys, "show", runs["oracle"], "--failures")
-    assert code == 0 and "0 failed episodes of 7" in out
+    assert code == 0 and "0 failed episodes of 7 scored (7 episodes)" in out
+    assert "infrastructure" not in out

@@ -27,7 +27,13 @@ from toolproof.metrics.compare import (
     compare_runs,
     compare_stats,
 )
-from toolproof.metrics.failures import FailedEpisode, failures_by_mode
+from toolproof.metrics.failures import (
+    FailedEpisode,
+    FailureReport,
+    failure_report,
+    failures_by_mode,
+    infra_banner,
+)
 from toolproof.metrics.stats import (
     PairedDiff,
     Proportion,
@@ -51,14 +57,17 @@ __all__ = [
     "Comparison",
     "ComparisonMismatch",
     "FailedEpisode",
+    "FailureReport",
     "Flip",
     "PairedDiff",
     "Proportion",
     "bootstrap_mean_ci",
     "compare_runs",
     "compare_stats",
+    "failure_report",
     "failures_by_mode",
     "find_baseline",
+    "infra_banner",
     "list_baselines",
     "mcnemar_exact",
     "mean_pass_at_k",
