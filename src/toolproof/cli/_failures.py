@@ -41,11 +41,19 @@ def print_failures(run_dir: Path, console: Console | None = None) -> None:
     if banner:
         console.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
     infra = f", {len(report.infra)} infrastructure errors" if report.infra else ""
-    console.print(
-        f"[bold]{report.failed} failed episodes[/] of {report.scored} scored "
-        f"({report.episodes} episodes{infra}) in {escape(str(run_dir))}",
-        soft_wrap=True,
-    )
+    where = escape(str(run_dir))
+    if report.episodes and not report.scored:
+        console.print(
+            f"[bold]no episode was scored[/]: all {report.episodes} were infrastructure "
+            f"errors, in {where}",
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            f"[bold]{report.failed} failed episodes[/] of {report.scored} scored "
+            f"({report.episodes} episodes{infra}) in {where}",
+            soft_wrap=True,
+        )
     for mode, entries in report.groups.items():
         console.print(f"\n[bold red]{escape(mode)}[/] ({len(entries)})")
         for e in entries:
