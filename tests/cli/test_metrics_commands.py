@@ -136,7 +136,9 @@ def test_show_failures_groups_failed_episodes_by_mode(
     assert "7 failed episodes of 7 scored (7 episodes)" in out
     lines = out.splitlines()
     modes = [
-        line.split(" (")[0] for line in lines if line and not line.startswith(" ") and "(" in line
+        line.split(" (")[0]
+        for line in lines[1:]
+        if line and not line.startswith(" ") and "(" in line
     ]
     assert modes and set(modes) <= {
         "wrong_tool",
