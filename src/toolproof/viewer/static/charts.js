@@ -17,18 +17,21 @@ const Charts = (() => {
   }
 
   const CHAR = 7.4;  // width of one 12px character, a little generous so nothing is cut
-  const MAX_LABEL = 24;
+  const WIDTH = 440;   // one width for every chart, so the text is one size everywhere
 
   /** Horizontal bars; items: {label, value, low?, high?, note?, cls?}; max: axis maximum.
-   * The label and value columns are as wide as their longest text, so no label is clipped;
-   * long labels are shortened with an ellipsis and shown whole on hover. */
+   * The label and value columns are as wide as their longest text (within limits), so no
+   * text is clipped; a label too long for its column is shortened with an ellipsis and
+   * shown whole on hover. */
   function bars(title, items, {max = 1, format = TP.pct, note} = {}) {
     const box = frame(title, note);
-    const short = (label) => label.length > MAX_LABEL ? label.slice(0, MAX_LABEL - 1) + "…" : label;
     const values = items.map((item) => format(item.value) + (item.note ? ` ${item.note}` : ""));
-    const left = 12 + CHAR * Math.max(4, ...items.map((item) => short(String(item.label)).length));
-    const right = 12 + CHAR * Math.max(4, ...values.map((v) => v.length));
-    const row = 24, plot = 240, width = Math.ceil(left + plot + right);
+    const longest = Math.max(4, ...items.map((item) => String(item.label).length));
+    const left = Math.min(190, 12 + CHAR * longest);
+    const fits = Math.floor((left - 12) / CHAR);
+    const short = (label) => label.length > fits ? label.slice(0, fits - 1) + "…" : label;
+    const right = Math.min(150, 12 + CHAR * Math.max(4, ...values.map((v) => v.length)));
+    const row = 24, width = WIDTH, plot = width - left - right;
     const svg = s("svg", {viewBox: `0 0 ${width} ${row * items.length + 8}`, role: "img",
       "aria-label": title});
     const scale = (v) => left + plot * (max ? Math.min(1, Math.max(0, v) / max) : 0);
