@@ -16,7 +16,12 @@ def _stats(
     ref_calls: int = 0,
 ) -> CallStats:
     r = record(
-        "t", steps=steps, answer=answer, prompt=prompt, reference_tools=ref, reference_calls=ref_calls
+        "t",
+        steps=steps,
+        answer=answer,
+        prompt=prompt,
+        reference_tools=ref,
+        reference_calls=ref_calls,
     )
     return analyze_calls(r.trajectory, r.task.reference_tools, r.task.reference_calls)
 

@@ -196,9 +196,7 @@ _LOW_HIGH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 def _stats_run(n: int, **fields: Any) -> dict[Key, EpisodeStats]:
     base = episode_stats(record("t", steps=[step(0, [call("get")])], reference_calls=2))
-    return {
-        (f"t{i}", 0): dataclasses.replace(base, task_id=f"t{i}", **fields) for i in range(n)
-    }
+    return {(f"t{i}", 0): dataclasses.replace(base, task_id=f"t{i}", **fields) for i in range(n)}
 
 
 def test_every_metric_states_its_direction() -> None:
@@ -265,7 +263,10 @@ def test_fewer_scored_episodes_and_other_tasks_are_named() -> None:
     ]
     other = {("x-[red]0[/red]", 0): a[("t0", 0)], **{k: v for k, v in a.items() if k[0] != "t2"}}
     _, partial = coverage_problems(coverage(a), coverage(other))
-    assert partial == ["tasks scored only in A (1): t2", "tasks scored only in B (1): x-[red]0[/red]"]
+    assert partial == [
+        "tasks scored only in A (1): t2",
+        "tasks scored only in B (1): x-[red]0[/red]",
+    ]
     many = _run([True] * 12)
     _, partial = coverage_problems(coverage(many), coverage(_run([True])))
     assert partial[1].startswith("tasks scored only in A (11): t1, t10, t11, t2")

@@ -79,8 +79,10 @@ LABELS_INSIDE = """() => {
     for (const t of chart.querySelectorAll('.xtick text, .ytick text, .gtitle')) {
       const r = t.getBoundingClientRect();
       if (!r.width) continue;
-      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
-        out.push(`${t.textContent}: [${r.left.toFixed(0)}, ${r.right.toFixed(0)}] x [${r.top.toFixed(0)}, ${r.bottom.toFixed(0)}] outside [${box.left.toFixed(0)}, ${box.right.toFixed(0)}] x [${box.top.toFixed(0)}, ${box.bottom.toFixed(0)}]`);
+      const out_x = r.left < box.left - 1 || r.right > box.right + 1;
+      const out_y = r.top < box.top - 1 || r.bottom > box.bottom + 1;
+      if (out_x || out_y)
+        out.push(`${t.textContent}: [${r.left}, ${r.right}] x [${r.top}, ${r.bottom}]`);
     }
   }
   return out;

@@ -87,7 +87,9 @@ def test_the_metrics_section_is_a_readable_table_with_units_and_links(
     assert value["tool_use.calls_per_episode"].endswith(" calls")
     assert value["efficiency.passed"] == "\N{EN DASH}"  # random passes nothing: no ratio
     oracle = render_report(core_runs["oracle"], charts=False)
-    assert 'data-metric="efficiency.passed"><td><a href="docs/metrics.md#the-metric-block"' in oracle
+    assert (
+        'data-metric="efficiency.passed"><td><a href="docs/metrics.md#the-metric-block"' in oracle
+    )
     assert '<td class="num value">1.00\N{MULTIPLICATION SIGN}</td>' in oracle
     headings = {_slug(h) for h in re.findall(r"^#+ (.+)$", DOCS.read_text(), re.M)}
     assert set(ANCHORS) <= headings

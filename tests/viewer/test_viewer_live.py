@@ -33,7 +33,8 @@ NOT_CLIPPED = """() => {
     const [x0, y0, w, h] = svg.getAttribute('viewBox').split(' ').map(Number);
     for (const t of svg.querySelectorAll('text')) {
       const b = t.getBBox();
-      if (b.x < x0 - 0.5 || b.x + b.width > x0 + w + 0.5 || b.y < y0 - 0.5 || b.y + b.height > y0 + h + 0.5)
+      const out_x = b.x < x0 - 0.5 || b.x + b.width > x0 + w + 0.5;
+      if (out_x || b.y < y0 - 0.5 || b.y + b.height > y0 + h + 0.5)
         out.push(`${t.textContent} [${b.x.toFixed(1)}, ${(b.x + b.width).toFixed(1)}] of ${w}`);
     }
   }
@@ -94,9 +95,7 @@ def test_a_live_run_refreshes_by_itself_until_it_is_done(
         store.close()
 
 
-def test_an_infra_error_run_is_visibly_distinct(
-    runs: tuple[Path, str], browser_page: Page
-) -> None:
+def test_an_infra_error_run_is_visibly_distinct(runs: tuple[Path, str], browser_page: Page) -> None:
     root, base = runs
     _write(root / "down", [infra("t1"), infra("t2"), infra("t3")], planned=3, finish=True).close()
     page = browser_page.page
@@ -117,9 +116,9 @@ def test_an_infra_error_run_is_visibly_distinct(
 
 def test_no_chart_label_is_clipped(runs: tuple[Path, str], browser_page: Page) -> None:
     root, base = runs
-    records = [
-        record(f"t{i}", passed=i % 2 == 0, category=f"{LONG}-{i % 3}") for i in range(9)
-    ] + [record("t9", passed=True, category="short")]
+    records = [record(f"t{i}", passed=i % 2 == 0, category=f"{LONG}-{i % 3}") for i in range(9)] + [
+        record("t9", passed=True, category="short")
+    ]
     _write(root / "labels", records, planned=len(records), finish=True).close()
     page = browser_page.page
     page.goto(base + "/runs/labels")

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-
 from rich.markup import escape
+from rich.table import Table
 
 from toolproof.metrics.failures import infra_banner, recorded_error
 from toolproof.results import RunReader
@@ -81,7 +80,9 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
         f"  track {summary.get('track')}  seed {suite.get('seed')}"
     )
     if banner:
-        console.print(f"[bold yellow on red] INFRA [/] [bold yellow]{escape(banner)}[/]", soft_wrap=True)
+        console.print(
+            f"[bold yellow on red] INFRA [/] [bold yellow]{escape(banner)}[/]", soft_wrap=True
+        )
         console.print(f"[yellow]see why: toolproof show {escape(str(run_dir))} --failures[/]")
     console.print(f"[bold]{headline(summary)}[/]")
     if exposed:
