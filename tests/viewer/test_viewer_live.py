@@ -126,3 +126,17 @@ def test_no_chart_label_is_clipped(runs: tuple[Path, str], browser_page: Page) -
     assert page.evaluate(NOT_CLIPPED) == []
     titles = page.locator(".chart svg text.label title").all_text_contents()
     assert f"{LONG}-0" in titles  # the whole label on hover, shortened on the chart
+
+
+def test_a_comparison_with_an_infra_error_run_says_it_cannot_gate(
+    runs: tuple[Path, str], browser_page: Page
+) -> None:
+    root, base = runs
+    _write(root / "good", [record(f"t{i}", passed=True) for i in range(3)], 3, True).close()
+    _write(root / "down", [infra(f"t{i}") for i in range(3)], 3, True).close()
+    page = browser_page.page
+    page.goto(base + "/compare?a=good&b=down")
+    page.wait_for_selector("#cannot-gate")
+    text = page.inner_text("#cannot-gate")
+    assert "B has no scored episodes: 3 of 3 were infrastructure errors" in text
+    assert REFUSED in text
