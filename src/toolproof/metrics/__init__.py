@@ -11,7 +11,8 @@ Map:
     * :mod:`toolproof.metrics.compare` - paired comparison of two runs
       (McNemar, paired bootstrap; rows in ``_paired``) and the flipped tasks.
     * :mod:`toolproof.metrics.baseline` - named baseline runs per suite version.
-    * :mod:`toolproof.metrics.failures` - failed episodes grouped by failure mode.
+    * :mod:`toolproof.metrics.failures` - why episodes failed: failed episodes by failure
+      mode with their recorded errors first, infra errors apart, the infra banner.
 """
 
 from toolproof.metrics.baseline import (
