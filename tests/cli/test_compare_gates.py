@@ -177,3 +177,17 @@ def test_a_sound_gate_still_passes_and_regressions_still_fail(
     better = {w[0]: w[1] for w in (line.split() for line in out.splitlines()) if len(w) > 2}
     assert better["success*"] == "higher" and better["hallucination"] == "lower"
     assert better["efficiency"] == "lower" and better["valid_arguments_rate"] == "higher"
+
+
+def test_a_gate_too_small_to_ever_fail_says_so(
+    make_run: Make, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = ["t0", "t1", "t2", "t3"]
+    a = make_run("a", [episode(t) for t in tasks])
+    worse = make_run("worse", [episode(t, passed=False) for t in tasks])
+    code, out, _ = toolproof(capsys, "compare", a, worse, "--fail-on-regression")
+    assert code == 0  # 4 of 4 lost is p = 0.125: not significant
+    assert "no significant regression on success" in out
+    assert "note: 4 instances lost on success" in out and "at least 6 discordant" in out
+    code, out, _ = toolproof(capsys, "compare", a, a, "--fail-on-regression")
+    assert "note:" not in out

@@ -175,6 +175,24 @@ def finish(
             raise click.exceptions.Exit(REGRESSION_EXIT)
     else:
         console.print(f"no significant regression on {metric}")
+        _too_few_note(comparison, metric, console)
+
+
+def _too_few_note(comparison: Comparison, metric: str, console: Console) -> None:
+    """Say so when B lost instances on a pass/fail gate but too few could ever be significant."""
+    from toolproof.metrics.stats import mcnemar_exact
+
+    row = comparison.metric(metric)
+    if row.test != "mcnemar" or not row.a_only or row.b_only is None:
+        return
+    needed = next(n for n in range(1, 64) if mcnemar_exact(n, 0) < comparison.alpha)
+    if row.a_only + row.b_only < needed:
+        console.print(
+            f"[yellow]note: {row.a_only} instances lost on {metric}, but the exact McNemar "
+            f"test needs at least {needed} discordant pairs to reach p < {comparison.alpha:g}; "
+            "run more epochs or tasks for a gate that can fail[/]",
+            soft_wrap=True,
+        )
 
 
 _RUN_DIR = click.Path(path_type=Path, exists=True, file_okay=False)
