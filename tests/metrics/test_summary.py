@@ -125,14 +125,15 @@ def test_redundancy_repeats_on_the_same_state_and_unused_results() -> None:
     ]
     records = [record("a", steps=steps, answer="A had 15 and now has 20.", prompt="Check A.")]
     red = summarize(records, META)["redundancy"]
-    # 9 calls; repeated: steps 1, 3, 6 and the second call of 7; unused: 2 and both of 7
+    # 9 calls; repeated: steps 1, 3, 6 and the second call of 7; unused: 2 and the first of 7
+    # (a repeat is counted as repeated only)
     assert red["calls"] == 9
     assert red["repeated"] == 4
-    assert red["unused"] == 3
+    assert red["unused"] == 2
     assert red["redundant"] == 6
     assert red["rate"] == pytest.approx(6 / 9, abs=1e-6)
     assert red["repeat_rate"] == pytest.approx(4 / 9, abs=1e-6)
-    assert red["unused_rate"] == pytest.approx(3 / 9, abs=1e-6)
+    assert red["unused_rate"] == pytest.approx(2 / 9, abs=1e-6)
 
 
 def test_latency_agent_and_tool_time_apart_per_step_and_episode() -> None:

@@ -49,3 +49,35 @@ def test_view_refuses_a_missing_folder(invoke: Callable[..., Any], tmp_path: Pat
     result = invoke("view", tmp_path / "nope")
     assert result.code != 0
     assert "is not a directory" in result.err
+
+
+def test_show_puts_the_infra_banner_above_the_headline(
+    invoke: Callable[..., Any], make_run: Callable[..., Path]
+) -> None:
+    from report_helpers import record
+
+    from toolproof.trajectory import Termination
+
+    def down(task_id: str) -> Any:
+        rec = record(task_id, text="x")
+        rec.score.termination = rec.trajectory.termination = Termination.INFRA_ERROR
+        rec.trajectory.error = "sandbox: bwrap [red]failed[/red]"  # markup is printed, not run
+        return rec
+
+    result = invoke("show", make_run("down", [down("t1"), down("t2")]), "--no-tasks")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "INFRA" in line)
+    assert "2 of 2 episodes were infrastructure errors: not scored (nothing was scored)" in (
+        " ".join(lines[at : at + 2])
+    )
+    assert "first error: sandbox: bwrap [red]failed[/red]" in result.out
+    assert "--failures" in lines[at + 1] or "--failures" in lines[at + 2]
+    assert "no episode scored: success undefined (2 finished, 2 infra errors)" in result.out
+    assert "0.0%" not in result.out
+    mixed = make_run("mixed", [record("t1", passed=True), down("t2")])
+    result = invoke("show", mixed, "--no-tasks")
+    assert "1 of 2 episodes were infrastructure errors" in result.out
+    assert "success 100.0% (1/1)" in result.out
+    clean = invoke("show", make_run("clean", [record("t1", passed=True)]), "--no-tasks")
+    assert "INFRA" not in clean.out and "infrastructure" not in clean.out

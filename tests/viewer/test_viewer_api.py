@@ -199,3 +199,37 @@ def test_unfinished_and_broken_runs_are_listed(tmp_path: Path) -> None:
 def test_a_single_run_directory_is_a_catalog_of_one(runs_dir: Path) -> None:
     with TestClient(create_app(runs_dir / "core-oracle"), base_url="http://127.0.0.1") as client:
         assert [r["id"] for r in client.get("/api/runs").json()["runs"]] == ["core-oracle"]
+
+
+def test_overview_says_live_and_banners_infra_errors(tmp_path: Path) -> None:
+    from toolproof.trajectory import Termination
+
+    down = record("t2", text="x")
+    down.score.termination = down.trajectory.termination = Termination.INFRA_ERROR
+    down.trajectory.error = "refused <script>alert(1)</script>"
+    store = RunStore(tmp_path / "run")
+    meta: dict[str, Any] = {"config": {"agent": "a"}, "planned": 3}
+    store.set_meta(meta)
+    store.append(record("t1", passed=True))
+    store.append(down)
+    with TestClient(create_app(tmp_path), base_url="http://127.0.0.1") as client:
+        live = client.get("/api/runs/run").json()
+        assert live["live"] is True  # no summary.json yet: the page polls
+        assert live["banner"] == (
+            "1 of 2 episodes were infrastructure errors: not scored; "
+            "first error: refused <script>alert(1)</script>"  # JSON data, set as text
+        )
+        store.append(record("t3", passed=True))
+        store.finalize(summarize(store_records(tmp_path / "run"), meta))
+        store.close()
+        done = client.get("/api/runs/run").json()
+        assert done["live"] is False and done["banner"].startswith("1 of 3 episodes")
+        page = client.get("/runs/run").text
+        assert 'id="banner"' in page and 'id="live"' in page
+
+
+def store_records(run_dir: Path) -> list[Any]:
+    from toolproof.results import RunReader
+
+    with RunReader(run_dir) as reader:
+        return list(reader.records())

@@ -100,6 +100,10 @@ def test_runs_list_leads_to_a_comparison(viewer: str, browser_page: Page) -> Non
     page.wait_for_url("**/compare?a=core-oracle&b=core-random")
     browser_page.ready()
     assert "worse" in page.inner_text("#metrics tr[data-metric='success']")
+    # every metric states its direction
+    assert page.inner_text("#metrics tr[data-metric='success'] td.direction") == "higher"
+    assert page.inner_text("#metrics tr[data-metric='efficiency'] td.direction") == "lower"
+    assert page.locator("#cannot-gate").count() == 0  # both runs scored every task
     assert page.locator("#tasks tr.task-row.broke").count() > 0
     assert page.locator("#flips tr.flip").count() > 0
     browser_page.shot("compare.png")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._compare import REGRESSION_EXIT, check_metric, finish
+from ._compare import ALLOW_PARTIAL, REGRESSION_EXIT, check_metric, finish
 
 _RUN_DIR = click.Path(path_type=Path, exists=True, file_okay=False)
 _DIR_OPTION = click.option(
@@ -58,7 +58,8 @@ def save(name: str, run_dir: Path, root: Path) -> None:
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help=f"Exit {REGRESSION_EXIT} when the run is significantly worse.",
+    help=f"Exit {REGRESSION_EXIT} when the run is significantly worse, scored fewer "
+    "episodes than the baseline, or covers different tasks.",
 )
 @click.option(
     "--metric", default="success", show_default=True, help="Metric the regression gate looks at."
@@ -66,6 +67,7 @@ def save(name: str, run_dir: Path, root: Path) -> None:
 @click.option(
     "--allow-mismatch", is_flag=True, help="Compare even when suite content, seed or track differ."
 )
+@ALLOW_PARTIAL
 def check(
     name: str,
     run_dir: Path,
@@ -74,8 +76,14 @@ def check(
     fail_on_regression: bool,
     metric: str,
     allow_mismatch: bool,
+    allow_partial: bool,
 ) -> None:
-    """Compare RUN_DIR (B) with baseline NAME of its suite version (A)."""
+    """Compare RUN_DIR (B) with baseline NAME of its suite version (A).
+
+    Exit status as for ``toolproof compare``: 1 when either run scored no
+    episode, or, with --fail-on-regression, when RUN_DIR is significantly worse,
+    scored fewer episodes than the baseline or covers different tasks.
+    """
     from toolproof.metrics.baseline import find_baseline
     from toolproof.metrics.compare import compare_runs
 
@@ -85,7 +93,13 @@ def check(
         comparison = compare_runs(base, run_dir, allow_mismatch=allow_mismatch)
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
-    finish(comparison, metric=metric, json_out=json_out, fail_on_regression=fail_on_regression)
+    finish(
+        comparison,
+        metric=metric,
+        json_out=json_out,
+        fail_on_regression=fail_on_regression,
+        allow_partial=allow_partial,
+    )
 
 
 @baseline.command("list")

@@ -11,7 +11,8 @@ Map:
     * :mod:`toolproof.metrics.compare` - paired comparison of two runs
       (McNemar, paired bootstrap; rows in ``_paired``) and the flipped tasks.
     * :mod:`toolproof.metrics.baseline` - named baseline runs per suite version.
-    * :mod:`toolproof.metrics.failures` - failed episodes grouped by failure mode.
+    * :mod:`toolproof.metrics.failures` - why episodes failed: failed episodes by failure
+      mode with their recorded errors first, infra errors apart, the infra banner.
 """
 
 from toolproof.metrics.baseline import (
@@ -27,7 +28,13 @@ from toolproof.metrics.compare import (
     compare_runs,
     compare_stats,
 )
-from toolproof.metrics.failures import FailedEpisode, failures_by_mode
+from toolproof.metrics.failures import (
+    FailedEpisode,
+    FailureReport,
+    failure_report,
+    failures_by_mode,
+    infra_banner,
+)
 from toolproof.metrics.stats import (
     PairedDiff,
     Proportion,
@@ -51,14 +58,17 @@ __all__ = [
     "Comparison",
     "ComparisonMismatch",
     "FailedEpisode",
+    "FailureReport",
     "Flip",
     "PairedDiff",
     "Proportion",
     "bootstrap_mean_ci",
     "compare_runs",
     "compare_stats",
+    "failure_report",
     "failures_by_mode",
     "find_baseline",
+    "infra_banner",
     "list_baselines",
     "mcnemar_exact",
     "mean_pass_at_k",

@@ -10,18 +10,30 @@ Accuracy, for each call of an episode:
 * *valid arguments*: the result's ``error_kind`` is neither ``invalid_arguments``
   nor ``unknown_tool``.
 
-Redundancy: a call is *repeated* when an earlier call of the episode with the
-same name and the same arguments succeeded on the same world state (equal state
-digests before both calls, from ``Step.state_digest``; two calls in one step
-count only when that step changed nothing). A successful call in a step that
-changed nothing is *unused* when no informative value of its result appears in
-a later step's call arguments or in the final answer. Values are word and
-number tokens of the result's JSON leaf values and the lengths of its non-empty
-lists (of its text when it is not JSON); informative ones are those not already
-in the call's own arguments or in the prompt, and a result with none is not
-counted unused. A call is *redundant* when it is repeated or unused. A read used
-only for a decision (a comparison, a condition) leaves no value behind and
-counts as unused, so the unused rate is an upper bound.
+Redundancy: a call is *redundant* when it is *repeated* or *unused*; the rule
+is calibrated so that the reference solution (the ``oracle``) scores 0 on every
+built-in suite, while a read made twice for nothing or never used still counts.
+
+* *repeated*: an earlier call of the episode with the same name and arguments
+  succeeded on the same world state (equal state digests before both calls,
+  from ``Step.state_digest``; two calls in one step count only when that step
+  changed nothing) **and returned the same content**. A call whose result
+  differs (polling a job, a garbled answer fixed on retry) learned something.
+* *unused*: a successful call, in a step that changed nothing, whose result
+  decided nothing, i.e. none of these holds:
+
+  1. *the reference solution also makes it*: its tool is one the reference
+     solution calls, within the reference's call count (the first
+     ``reference_calls`` calls of the episode to reference tools; records keep
+     the reference's tool names and count, not its arguments);
+  2. *its result is referenced later*: an informative value of the result
+     appears in a later step's call arguments or in the final answer. Values
+     are word and number tokens of the result's JSON leaf values and the
+     lengths of its non-empty lists (of its text when it is not JSON);
+     informative ones are those not already in the call's own arguments or in
+     the prompt, and a result with none is never unused;
+  3. *it precedes a branch*: the next step changed state (a check before an
+     action).
 """
 
 from __future__ import annotations
@@ -136,10 +148,33 @@ def _pre_digests(steps: list[Step]) -> list[str]:
     return before
 
 
-def analyze_calls(trajectory: Trajectory, reference_tools: Collection[str]) -> CallStats:
-    """Accuracy and redundancy counts of one episode's tool calls (module docstring)."""
+def _decided(steps: list[Step], reference: set[str], budget: int) -> set[str]:
+    """Ids of calls used by rules 1 and 3: within the reference's calls, or before a write."""
+    used: set[str] = set()
+    for i, step in enumerate(steps):
+        before_write = i + 1 < len(steps) and _changed(steps[i + 1])
+        for call in step.message.tool_calls:
+            if call.name in reference and budget > 0:
+                budget -= 1
+                used.add(call.id)
+            elif before_write:
+                used.add(call.id)
+    return used
+
+
+def analyze_calls(
+    trajectory: Trajectory, reference_tools: Collection[str], reference_calls: int = 0
+) -> CallStats:
+    """Accuracy and redundancy counts of one episode's tool calls (module docstring).
+
+    Args:
+        trajectory: The episode.
+        reference_tools: Names of the tools the reference solution calls.
+        reference_calls: How many calls the reference solution makes.
+    """
     steps = trajectory.steps
     reference = set(reference_tools)
+    decided = _decided(steps, reference, reference_calls)
     prompt_tokens: set[str] = set()
     for message in trajectory.prompt:
         prompt_tokens |= _text_tokens(message.content or "")
@@ -152,7 +187,7 @@ def analyze_calls(trajectory: Trajectory, reference_tools: Collection[str]) -> C
             for token in found:
                 last_use[token] = step.index
     errors: Counter[str] = Counter()
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, str, str], tuple[int, str]] = {}
     n = to_ref = to_offered = valid = repeated = unused = redundant = 0
     for step, before in zip(steps, _pre_digests(steps), strict=True):
         by_id = {r.call_id: r for r in step.results}
@@ -168,11 +203,15 @@ def analyze_calls(trajectory: Trajectory, reference_tools: Collection[str]) -> C
             args = json.dumps(call.arguments, sort_keys=True, default=str)
             key = (call.name, call.raw_arguments or args, before)
             earlier = seen.get(key)
-            is_repeat = earlier is not None and (earlier < step.index or not _changed(step))
+            is_repeat = (
+                earlier is not None
+                and (earlier[0] < step.index or not _changed(step))
+                and (res is None or res.is_error or res.content == earlier[1])
+            )
             is_unused = False
             if res is not None and not res.is_error:
-                seen.setdefault(key, step.index)
-                if not _changed(step):
+                seen[key] = (step.index, res.content)
+                if not _changed(step) and not is_repeat and call.id not in decided:
                     informative = result_tokens(res.content) - arg_tokens[call.id]
                     informative -= prompt_tokens
                     is_unused = bool(informative) and not any(

@@ -148,7 +148,7 @@ def episode_stats(record: EpisodeRecord) -> EpisodeStats:
         failure_step=score.failure_step,
         reference_calls=facts.reference_calls,
         has_reference_tools=bool(facts.reference_tools),
-        calls=analyze_calls(traj, facts.reference_tools),
+        calls=analyze_calls(traj, facts.reference_tools, facts.reference_calls),
         step_agent_s=tuple(s.agent_s for s in traj.steps),
         step_tool_s=tuple(s.tool_s for s in traj.steps),
         duration_s=traj.duration_s,

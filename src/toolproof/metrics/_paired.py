@@ -28,6 +28,10 @@ class CompareMetric:
         binary: Tested with McNemar (True) or a paired bootstrap (False).
         higher_is_better: Direction of improvement.
         value: The per-episode value; None when undefined for that episode.
+        passed_only: Compared over pairs where both episodes passed. Resource
+            metrics (calls, time, tokens, cost) are: an episode that gave up
+            early spends little, and counting it would call giving up an
+            improvement.
     """
 
     name: str
@@ -35,6 +39,12 @@ class CompareMetric:
     binary: bool
     higher_is_better: bool
     value: Callable[[EpisodeStats], float | None]
+    passed_only: bool = False
+
+    @property
+    def direction(self) -> str:
+        """``higher is better`` or ``lower is better``, for people."""
+        return "higher is better" if self.higher_is_better else "lower is better"
 
 
 def _per_call(part: Callable[[EpisodeStats], int]) -> Callable[[EpisodeStats], float | None]:
@@ -51,10 +61,20 @@ METRICS: dict[str, CompareMetric] = {
         CompareMetric("hallucination", "episodes vetoed", True, False, lambda s: float(s.vetoed)),
         CompareMetric("fraction", "partial-credit score", False, True, lambda s: s.fraction),
         CompareMetric(
-            "tool_calls", "tool calls per episode", False, False, lambda s: float(s.calls.calls)
+            "tool_calls",
+            "tool calls per episode (passed in both)",
+            False,
+            False,
+            lambda s: float(s.calls.calls),
+            passed_only=True,
         ),
         CompareMetric(
-            "efficiency", "tool calls / reference calls", False, False, lambda s: s.efficiency
+            "efficiency",
+            "tool calls / reference calls (passed in both)",
+            False,
+            False,
+            lambda s: s.efficiency,
+            passed_only=True,
         ),
         CompareMetric(
             "valid_arguments_rate",
@@ -70,13 +90,37 @@ METRICS: dict[str, CompareMetric] = {
             False,
             _per_call(lambda s: s.calls.redundant),
         ),
-        CompareMetric("agent_s", "agent seconds per episode", False, False, lambda s: s.agent_s),
-        CompareMetric("tool_s", "tool seconds per episode", False, False, lambda s: s.tool_s),
         CompareMetric(
-            "tokens", "agent tokens per episode", False, False, lambda s: float(s.tokens)
+            "agent_s",
+            "agent seconds per episode (passed in both)",
+            False,
+            False,
+            lambda s: s.agent_s,
+            passed_only=True,
         ),
         CompareMetric(
-            "cost_usd", "agent USD per episode (priced only)", False, False, lambda s: s.cost_usd
+            "tool_s",
+            "tool seconds per episode (passed in both)",
+            False,
+            False,
+            lambda s: s.tool_s,
+            passed_only=True,
+        ),
+        CompareMetric(
+            "tokens",
+            "agent tokens per episode (passed in both)",
+            False,
+            False,
+            lambda s: float(s.tokens),
+            passed_only=True,
+        ),
+        CompareMetric(
+            "cost_usd",
+            "agent USD per episode (priced, passed in both)",
+            False,
+            False,
+            lambda s: s.cost_usd,
+            passed_only=True,
         ),
     ]
 }
@@ -89,7 +133,7 @@ class MetricChange:
 
     ``change`` is ``b - a``; ``verdict`` is ``better``/``worse`` when the change
     is significant (in the metric's direction), ``same`` when not, ``n/a``
-    when no pair had a value.
+    when no pair had a value. ``direction`` says which way is better, in words.
     """
 
     name: str
@@ -107,6 +151,7 @@ class MetricChange:
     b_only: int | None = None
     significant: bool = False
     verdict: str = "n/a"
+    direction: str = ""
 
 
 def _binary(metric: CompareMetric, pairs: list[Pair], alpha: float) -> MetricChange:
@@ -131,6 +176,8 @@ def _continuous(
 ) -> MetricChange:
     by_task: dict[str, list[tuple[float, float]]] = {}
     for x, y in pairs:
+        if metric.passed_only and not (x.passed and y.passed):
+            continue
         va, vb = metric.value(x), metric.value(y)
         if va is not None and vb is not None:
             by_task.setdefault(x.task_id, []).append((va, vb))
@@ -184,6 +231,7 @@ def _row(
         ci_high=high,
         significant=significant,
         verdict=verdict,
+        direction=metric.direction,
         **extra,
     )
 
@@ -200,6 +248,7 @@ def _empty(metric: CompareMetric, test: str) -> MetricChange:
         b=None,
         change=None,
         p_value=None,
+        direction=metric.direction,
     )
 
 

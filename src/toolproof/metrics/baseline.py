@@ -52,14 +52,22 @@ def _segment(value: Any, what: str) -> str:
     return text
 
 
-def _run_identity(run_dir: Path) -> dict[str, Any]:
+def _run_identity(run_dir: Path, *, to_keep: bool = False) -> dict[str, Any]:
+    """The run's identity; ``to_keep``: refuse a run that scored nothing (as a baseline)."""
     with RunReader(run_dir) as reader:
         meta = reader.meta()
         episodes = reader.count()
+        scored = len(reader.rows(where="termination != 'infra_error'"))
     if not meta.get("suite"):
         raise BaselineError(f"{run_dir} records no suite; is it a finished toolproof run?")
     if episodes == 0:
         raise BaselineError(f"{run_dir} holds no episodes; nothing to keep as a baseline")
+    if to_keep and scored == 0:
+        raise BaselineError(
+            f"{run_dir} has no scored episodes ({episodes} of {episodes} were infrastructure "
+            "errors); nothing to keep as a baseline. Fix: see `toolproof show "
+            f"{run_dir} --failures` for the errors, then rerun"
+        )
     return identity(meta, run_dir)
 
 
@@ -76,10 +84,11 @@ def save_baseline(name: str, run_dir: Path, root: Path = DEFAULT_BASELINES_DIR) 
         The baseline's directory.
 
     Raises:
-        BaselineError: bad name, or the directory is not a finished run.
+        BaselineError: bad name, the directory is not a finished run, or it
+            scored no episode (every one an infra error).
         FileNotFoundError: ``run_dir`` is not a run.
     """
-    ident = _run_identity(run_dir)
+    ident = _run_identity(run_dir, to_keep=True)
     target = baseline_dir(root, ident["suite"], ident["version"], name)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))

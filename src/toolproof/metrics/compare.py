@@ -12,7 +12,13 @@ are identical). Pairs where either episode is an infra error are left out.
 
 A change is significant when ``p < alpha`` (0.05). Runs of different suites,
 suite versions or contents, seeds or prompt tracks are refused unless
-``allow_mismatch``. See ``docs/metrics.md#comparison``.
+``allow_mismatch``.
+
+A comparison can be *invalid* as a gate (:attr:`Comparison.problems`): either
+run scored nothing (every episode an infra error, or none ran), run B scored
+fewer episodes than run A, or the runs cover different tasks. A regression gate
+must not pass on such a comparison, since the episodes left out are exactly the
+ones that could have regressed. See ``docs/metrics.md#comparison``.
 """
 
 from __future__ import annotations
@@ -32,11 +38,14 @@ __all__ = [
     "CompareMetric",
     "Comparison",
     "ComparisonMismatch",
+    "Coverage",
     "Flip",
     "Key",
     "MetricChange",
     "compare_runs",
     "compare_stats",
+    "coverage",
+    "coverage_problems",
     "identity",
     "load_run",
     "mismatches",
@@ -58,6 +67,83 @@ class Flip:
     b_failure_mode: str | None
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """What one run holds: how many episodes were scored, which tasks, the first infra error.
+
+    Attributes:
+        episodes: Episodes recorded.
+        scored: Episodes that are not infra errors.
+        infra_errors: Episodes that are.
+        tasks: Task ids with at least one scored episode.
+        first_infra_error: The recorded error of the first infra-error episode
+            (in task, epoch order), so a message can say why.
+    """
+
+    episodes: int
+    scored: int
+    infra_errors: int
+    tasks: frozenset[str]
+    first_infra_error: str | None = None
+
+
+def coverage(episodes: dict[Key, EpisodeStats], errors: dict[Key, str] | None = None) -> Coverage:
+    """The :class:`Coverage` of a run's episodes; ``errors`` are their recorded errors."""
+    infra = sorted(k for k, s in episodes.items() if s.infra_error)
+    first = None
+    if infra and errors:
+        first = next((errors[k] for k in infra if errors.get(k)), None)
+    return Coverage(
+        episodes=len(episodes),
+        scored=len(episodes) - len(infra),
+        infra_errors=len(infra),
+        tasks=frozenset(k[0] for k, s in episodes.items() if not s.infra_error),
+        first_infra_error=first,
+    )
+
+
+def _names(ids: set[str] | frozenset[str], limit: int = 8) -> str:
+    ordered = sorted(ids)
+    shown = ", ".join(ordered[:limit])
+    return shown + (f" (+{len(ordered) - limit} more)" if len(ordered) > limit else "")
+
+
+def _nothing_scored(label: str, c: Coverage) -> str:
+    if c.episodes == 0:
+        return f"{label} has no episodes: nothing was run"
+    why = f"; first error: {c.first_infra_error}" if c.first_infra_error else ""
+    return (
+        f"{label} has no scored episodes: {c.infra_errors} of {c.episodes} were "
+        f"infrastructure errors{why}"
+    )
+
+
+def coverage_problems(a: Coverage, b: Coverage) -> tuple[list[str], list[str]]:
+    """Why a comparison of B (candidate) with A (baseline) cannot gate anything.
+
+    Returns:
+        ``(fatal, partial)``: *fatal* problems (a run scored nothing) void the
+        comparison whatever the options; *partial* ones (B scored fewer
+        episodes than A, the runs cover different tasks) can be accepted on
+        purpose (``--allow-partial``). Both empty when the comparison is sound.
+    """
+    fatal = [_nothing_scored(label, c) for label, c in (("A", a), ("B", b)) if c.scored == 0]
+    if fatal:
+        return fatal, []
+    partial = []
+    if b.scored < a.scored:
+        partial.append(
+            f"B scored fewer episodes than A: {b.scored} against {a.scored} "
+            f"(B had {b.infra_errors} infrastructure errors of {b.episodes} episodes)"
+        )
+    only_a, only_b = a.tasks - b.tasks, b.tasks - a.tasks
+    if only_a:
+        partial.append(f"tasks scored only in A ({len(only_a)}): {_names(only_a)}")
+    if only_b:
+        partial.append(f"tasks scored only in B ({len(only_b)}): {_names(only_b)}")
+    return [], partial
+
+
 @dataclass
 class Comparison:
     """The comparison of run A (before) with run B (after)."""
@@ -73,6 +159,19 @@ class Comparison:
     regressions: list[Flip] = field(default_factory=list)
     improvements: list[Flip] = field(default_factory=list)
     mismatches: list[str] = field(default_factory=list)
+    coverage_a: Coverage | None = None
+    coverage_b: Coverage | None = None
+    fatal: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[str]:
+        """Every reason this comparison cannot gate (fatal first); empty when sound."""
+        return [*self.fatal, *self.partial]
+
+    def gate_failures(self, *, allow_partial: bool = False) -> list[str]:
+        """The problems that fail a gate: fatal ones always, partial unless allowed."""
+        return [*self.fatal, *([] if allow_partial else self.partial)]
 
     def metric(self, name: str) -> MetricChange:
         """The row of a metric.
@@ -91,7 +190,11 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as JSON-ready data."""
-        return {"toolproof_comparison": 1, **asdict(self)}
+        data = asdict(self)
+        for side in ("coverage_a", "coverage_b"):
+            if data[side] is not None:
+                data[side]["tasks"] = sorted(data[side]["tasks"])
+        return {"toolproof_comparison": 1, **data}
 
 
 class ComparisonMismatch(ToolproofError):
@@ -174,10 +277,22 @@ def compare_stats(
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], dict[Key, EpisodeStats]]:
     """A run's meta and its episodes' stats, keyed by (task id, epoch)."""
+    meta, episodes, _ = _load(run_dir)
+    return meta, episodes
+
+
+def _load(run_dir: Path) -> tuple[dict[str, Any], dict[Key, EpisodeStats], dict[Key, str]]:
+    """Meta, episode stats and the recorded errors of infra-error episodes."""
+    episodes: dict[Key, EpisodeStats] = {}
+    errors: dict[Key, str] = {}
     with RunReader(run_dir) as reader:
         meta = reader.meta()
-        episodes = {(r.task.id, r.epoch): episode_stats(r) for r in reader.records()}
-    return meta, episodes
+        for r in reader.records():
+            key = (r.task.id, r.epoch)
+            episodes[key] = episode_stats(r)
+            if r.infra_error and r.trajectory.error:
+                errors[key] = r.trajectory.error
+    return meta, episodes, errors
 
 
 def compare_runs(
@@ -191,13 +306,19 @@ def compare_runs(
 ) -> Comparison:
     """Compare run B (after) against run A (before).
 
+    The result's :attr:`Comparison.problems` say when it cannot gate (a run
+    scored nothing, B scored fewer episodes, different tasks); callers that
+    gate must check them.
+
     Raises:
         ComparisonMismatch: the runs differ in suite, version, content, seed or
             track and ``allow_mismatch`` is false.
         FileNotFoundError: a directory is not a run.
     """
-    meta_a, stats_a = load_run(run_a)
-    meta_b, stats_b = load_run(run_b)
+    meta_a, stats_a, errors_a = _load(run_a)
+    meta_b, stats_b, errors_b = _load(run_b)
+    cov_a, cov_b = coverage(stats_a, errors_a), coverage(stats_b, errors_b)
+    fatal, partial = coverage_problems(cov_a, cov_b)
     id_a, id_b = identity(meta_a, run_a), identity(meta_b, run_b)
     reasons = mismatches(id_a, id_b)
     if reasons and not allow_mismatch:
@@ -213,5 +334,9 @@ def compare_runs(
         regressions=regressions,
         improvements=improvements,
         mismatches=reasons,
+        coverage_a=cov_a,
+        coverage_b=cov_b,
+        fatal=fatal,
+        partial=partial,
         **counts,
     )

@@ -27,6 +27,31 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+MAX_LABEL = 28
+"""Characters of a category label drawn; longer ones end in an ellipsis (full text on hover)."""
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "\N{HORIZONTAL ELLIPSIS}"
+
+
+def _category_layout(labels: Sequence[str]) -> dict[str, Any]:
+    """Layout for a category x axis whose labels are never clipped.
+
+    Labels are shortened to :data:`MAX_LABEL` characters, tilted when many, and
+    the bottom margin and the figure's height grow with the longest one, so
+    plotly never has to cut them at the figure's edge.
+    """
+    longest = max((len(_short(x)) for x in labels), default=0)
+    tilted = len(labels) > 6 or longest * len(labels) > 60
+    bottom = 40 + (int(longest * 5.2) if tilted else 10)
+    return {
+        "xaxis": {"type": "category", "automargin": True, "tickangle": -40 if tilted else 0},
+        "margin": {"l": 60, "r": 20, "t": 40, "b": bottom},
+        "height": 260 + bottom,
+    }
+
+
 def success_bars(title: str, groups: Sequence[dict[str, Any]]) -> Figure:
     """Success rate per group with asymmetric 95% CI error bars."""
     rates = [g["rate"] for g in groups]
@@ -35,7 +60,11 @@ def success_bars(title: str, groups: Sequence[dict[str, Any]]) -> Figure:
         "data": [
             {
                 "type": "bar",
-                "x": [f"{g['key']} ({g.get('successes', '?')}/{g.get('n', '?')})" for g in groups],
+                "x": [
+                    _short(f"{g['key']} ({g.get('successes', '?')}/{g.get('n', '?')})")
+                    for g in groups
+                ],
+                "customdata": [str(g["key"]) for g in groups],
                 "y": rates,
                 "marker": {"color": BLUE},
                 "error_y": {
@@ -47,13 +76,15 @@ def success_bars(title: str, groups: Sequence[dict[str, Any]]) -> Figure:
                         r - g.get("ci_low", r) for g, r in zip(groups, rates, strict=True)
                     ],
                 },
-                "hovertemplate": "%{x}: %{y:.1%}<extra></extra>",
+                "hovertemplate": "%{customdata}: %{y:.1%}<extra></extra>",
             }
         ],
         "layout": _layout(
             title,
             yaxis={"range": [0, 1.05], "tickformat": ".0%"},
-            xaxis={"type": "category", "automargin": True},
+            **_category_layout(
+                [f"{g['key']} ({g.get('successes', '?')}/{g.get('n', '?')})" for g in groups]
+            ),
         ),
     }
 
@@ -67,7 +98,7 @@ def compare_bars(
         {
             "type": "bar",
             "name": name,
-            "x": keys,
+            "x": [_short(k) for k in keys],
             "y": [groups[k][i] for k in keys],
             "marker": {"color": colour},
             "hovertemplate": "%{x}: %{y:.1%}<extra>" + name + "</extra>",
@@ -83,7 +114,7 @@ def compare_bars(
             showlegend=True,
             legend={"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"},
             yaxis={"range": [0, 1.05], "tickformat": ".0%"},
-            xaxis={"type": "category", "automargin": True},
+            **_category_layout(keys),
         ),
     }
 
@@ -104,15 +135,17 @@ def counts(
         "textposition": "auto",
     }
     if horizontal:
-        bar.update(x=[values[k] for k in keys], y=keys, orientation="h")
+        bar.update(x=[values[k] for k in keys], y=[_short(k) for k in keys], orientation="h")
+        longest = max((len(_short(k)) for k in keys), default=0)
         layout = _layout(
             title,
             yaxis={"automargin": True, "autorange": "reversed"},
             height=max(220, 60 + 26 * len(keys)),
+            margin={"l": 20 + int(longest * 7), "r": 30, "t": 40, "b": 40},
         )
     else:
-        bar.update(x=keys, y=[values[k] for k in keys])
-        layout = _layout(title, xaxis={"type": "category", "automargin": True})
+        bar.update(x=[_short(k) for k in keys], y=[values[k] for k in keys])
+        layout = _layout(title, **_category_layout(keys))
     return {"title": title, "data": [bar], "layout": layout}
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolproof.metrics import summarize
 from toolproof.metrics.compare import Comparison, compare_runs
+from toolproof.metrics.failures import FailureReport, failure_report
 from toolproof.results import EpisodeRecord, RunReader
 
 from . import _charts as charts
@@ -38,6 +39,13 @@ class RunData:
     """Episode key to the HTML id of its rendered trajectory."""
     not_isolated: int = 0
     """Episodes whose commands ran without a sandbox."""
+    failures: FailureReport = field(default_factory=FailureReport)
+    """Why episodes failed (recorded errors first) and the infra errors."""
+
+    @property
+    def banner(self) -> str | None:
+        """The infra-error banner, or None when the run had none."""
+        return self.failures.banner()
 
     @property
     def omitted(self) -> int:
@@ -69,6 +77,16 @@ def load_run(run_dir: Path, max_trajectories: int) -> RunData:
         records = [
             r for k in _choose(rows, max_trajectories) if (r := reader.record(k)) is not None
         ]
+        # only the episodes that did not pass are parsed (a big run stays fast)
+        failing = [
+            r
+            for row in rows
+            if not row["passed"] or row["termination"] == "infra_error"
+            if (r := reader.record(row["key"])) is not None
+        ]
+        failures = failure_report(failing)
+        failures.episodes = len(rows)
+        failures.scored = sum(1 for row in rows if row["termination"] != "infra_error")
     records.sort(key=lambda r: (r.task.id, r.epoch))
     used = set()
     anchors = {}
@@ -78,7 +96,7 @@ def load_run(run_dir: Path, max_trajectories: int) -> RunData:
             name += "-"
         used.add(name)
         anchors[r.key] = name
-    return RunData(run_dir, summary, rows, records, anchors, exposed)
+    return RunData(run_dir, summary, rows, records, anchors, exposed, failures)
 
 
 def task_table(data: RunData) -> list[dict[str, Any]]:

@@ -1,4 +1,9 @@
-"""The console summary of a run, read from its directory (never from the engine)."""
+"""The console summary of a run, read from its directory (never from the engine).
+
+A run with infra errors gets a banner above the numbers ("N of M episodes were
+infrastructure errors: not scored; first error: ..."), so it never reads as an
+agent that scored 0%.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from toolproof.metrics.failures import infra_banner, recorded_error
 from toolproof.results import RunReader
 
 _LEVEL_STYLE = {"perfect": "green", "acceptable": "green", "partial": "yellow", "fail": "red"}
@@ -17,10 +24,34 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def first_infra_error(reader: RunReader) -> str | None:
+    """The recorded error of the run's first infra-error episode (task, epoch order)."""
+    for row in reader.rows(where="termination = 'infra_error'", limit=5):
+        record = reader.record(row["key"])
+        error = None if record is None else recorded_error(record)
+        if error:
+            return error
+    return None
+
+
+def run_banner(reader: RunReader, summary: dict[str, Any]) -> str | None:
+    """The infra-error banner of a run (:func:`toolproof.metrics.infra_banner`), or None."""
+    eps = summary.get("episodes") or {}
+    infra = int(eps.get("infra_errors") or 0)
+    if not infra:
+        return None
+    return infra_banner(infra, int(eps.get("finished") or infra), first_infra_error(reader))
+
+
 def headline(summary: dict[str, Any]) -> str:
-    """One line: success with its 95% confidence interval."""
+    """One line: success with its 95% confidence interval (or why there is none)."""
     s = summary["success"]
     eps = summary["episodes"]
+    if not s.get("n"):
+        text = f"no episode scored: success undefined ({eps.get('finished', 0)} finished"
+        if eps.get("infra_errors"):
+            text += f", {eps['infra_errors']} infra errors"
+        return text + ")"
     text = (
         f"success {_pct(s['rate'])} ({s['successes']}/{s['n']}), "
         f"95% CI {_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
@@ -38,6 +69,7 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     with RunReader(run_dir) as reader:
         summary = reader.summary()
         exposed = len(reader.rows(where="json_extract(record, '$.isolated') = 0"))
+        banner = None if summary is None else run_banner(reader, summary)
     if summary is None:
         console.print(f"[yellow]{run_dir} has no summary.json yet (run unfinished?)[/]")
         return
@@ -47,6 +79,11 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
         f"agent [bold]{summary.get('agent')}[/]"
         f"  track {summary.get('track')}  seed {suite.get('seed')}"
     )
+    if banner:
+        console.print(
+            f"[bold yellow on red] INFRA [/] [bold yellow]{escape(banner)}[/]", soft_wrap=True
+        )
+        console.print(f"[yellow]see why: toolproof show {escape(str(run_dir))} --failures[/]")
     console.print(f"[bold]{headline(summary)}[/]")
     if exposed:
         console.print(

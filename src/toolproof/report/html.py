@@ -25,7 +25,7 @@ from markupsafe import Markup
 from toolproof._version import __version__
 from toolproof.spec.errors import ToolproofError
 
-from . import _data
+from . import _data, _metrics
 
 TEMPLATES = Path(__file__).parent / "templates"
 NONE = "\N{EN DASH}"
@@ -164,7 +164,9 @@ def render_report(
             run_name=run_dir.resolve().name,
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             version=__version__,
-            known=_KNOWN_SECTIONS,
+            metric_rows=_metrics.metric_rows(data.summary),
+            other_blocks=_metrics.other_blocks(data.summary, _KNOWN_SECTIONS),
+            docs=_metrics.DOCS,
         )
     )
 

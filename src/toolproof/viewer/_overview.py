@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.metrics import percentile, proportion
+from toolproof.metrics.failures import infra_banner, recorded_error
 from toolproof.results import DB_NAME, SUMMARY, RunReader
 
 _KNOWN = {
@@ -208,18 +209,36 @@ class OverviewCache:
         return value
 
 
+def _first_infra_error(reader: RunReader) -> str | None:
+    for row in reader.rows(where="termination = 'infra_error'", limit=5):
+        record = reader.record(row["key"])
+        error = None if record is None else recorded_error(record)
+        if error:
+            return error
+    return None
+
+
 def overview(run_dir: Path) -> dict[str, Any]:
-    """Everything the run page shows above the table, JSON-ready."""
+    """Everything the run page shows above the table, JSON-ready.
+
+    ``banner`` is the infra-error notice (None without infra errors); ``live``
+    is true while the run has no summary.json or is incomplete, and the page
+    polls until it is not.
+    """
     with RunReader(run_dir) as reader:
         summary = reader.summary() or {}
         meta = reader.meta()
         rows = reader.rows()
         first = reader.record(rows[0]["key"]) if rows else None
+        infra_error = _first_infra_error(reader)
     computed = from_rows(rows)
     suite = summary.get("suite") or meta.get("suite") or {}
     config = summary.get("config") or meta.get("config") or {}
     episodes = summary.get("episodes") or {}
     success = summary.get("success") if _is_prop(summary.get("success")) else computed["success"]
+    infra = computed["terminations"].get("infra_error", 0)
+    planned = episodes.get("planned", meta.get("planned", len(rows)))
+    complete = episodes.get("complete", len(rows) >= planned)
     return {
         "suite": {k: suite.get(k) for k in ("name", "version", "seed", "digest")},
         "agent": summary.get("agent") or config.get("agent"),
@@ -227,11 +246,13 @@ def overview(run_dir: Path) -> dict[str, Any]:
         "started_at": first.trajectory.started_at if first is not None else None,
         "finished": bool(summary),
         "episodes": {
-            "planned": episodes.get("planned", meta.get("planned", len(rows))),
+            "planned": planned,
             "finished": len(rows),
-            "infra_errors": computed["terminations"].get("infra_error", 0),
-            "complete": episodes.get("complete", len(rows) >= meta.get("planned", len(rows))),
+            "infra_errors": infra,
+            "complete": complete,
         },
+        "live": not summary or not complete,
+        "banner": infra_banner(infra, len(rows), infra_error),
         "success": success,
         "levels": summary.get("levels") or computed["levels"],
         "terminations": computed["terminations"],

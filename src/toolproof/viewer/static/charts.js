@@ -16,18 +16,31 @@ const Charts = (() => {
     return box;
   }
 
-  /** Horizontal bars; items: {label, value, low?, high?, note?, cls?}; max: axis maximum. */
+  const CHAR = 7.4;  // width of one 12px character, a little generous so nothing is cut
+  const WIDTH = 440;   // one width for every chart, so the text is one size everywhere
+
+  /** Horizontal bars; items: {label, value, low?, high?, note?, cls?}; max: axis maximum.
+   * The label and value columns are as wide as their longest text (within limits), so no
+   * text is clipped; a label too long for its column is shortened with an ellipsis and
+   * shown whole on hover. */
   function bars(title, items, {max = 1, format = TP.pct, note} = {}) {
     const box = frame(title, note);
-    const row = 24, left = 112, right = 96, width = 440;
+    const values = items.map((item) => format(item.value) + (item.note ? ` ${item.note}` : ""));
+    const longest = Math.max(4, ...items.map((item) => String(item.label).length));
+    const left = Math.min(190, 12 + CHAR * longest);
+    const fits = Math.floor((left - 12) / CHAR);
+    const short = (label) => label.length > fits ? label.slice(0, fits - 1) + "…" : label;
+    const right = Math.min(150, 12 + CHAR * Math.max(4, ...values.map((v) => v.length)));
+    const row = 24, width = WIDTH, plot = width - left - right;
     const svg = s("svg", {viewBox: `0 0 ${width} ${row * items.length + 8}`, role: "img",
       "aria-label": title});
-    const scale = (v) => left + (width - left - right) * (max ? Math.max(0, v) / max : 0);
+    const scale = (v) => left + plot * (max ? Math.min(1, Math.max(0, v) / max) : 0);
     items.forEach((item, i) => {
       const y = 4 + i * row;
       const label = String(item.label);
-      svg.appendChild(s("text", {x: left - 6, y: y + 14, "text-anchor": "end"},
-        label.length > 16 ? label.slice(0, 15) + "…" : label));
+      const text = s("text", {x: left - 6, y: y + 14, "text-anchor": "end", class: "label"}, short(label));
+      text.appendChild(s("title", {}, label));
+      svg.appendChild(text);
       svg.appendChild(s("rect", {x: left, y: y + 3, width: Math.max(1, scale(item.value) - left),
         height: row - 8, class: `bar ${item.cls || ""}`, rx: 2}));
       if (item.low !== undefined && item.high !== undefined) {
@@ -37,8 +50,7 @@ const Charts = (() => {
           svg.appendChild(s("line", {x1: scale(v), x2: scale(v), y1: cy - 4, y2: cy + 4, class: "whisker"}));
         }
       }
-      svg.appendChild(s("text", {x: width - right + 6, y: y + 14},
-        format(item.value) + (item.note ? ` ${item.note}` : "")));
+      svg.appendChild(s("text", {x: left + plot + 8, y: y + 14, class: "value"}, values[i]));
     });
     box.appendChild(svg);
     return box;

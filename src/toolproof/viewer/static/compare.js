@@ -72,12 +72,18 @@
       document.getElementById("runs").after(h("div", {class: "error", id: "mismatch"},
         "These runs do not pair cleanly: ", data.mismatches.join("; "), "."));
     }
+    const problems = [...(data.fatal || []), ...(data.partial || [])];
+    if (problems.length) {
+      document.getElementById("runs").after(h("div", {class: "error", id: "cannot-gate"},
+        h("b", {}, "This comparison cannot gate: "), problems.join("; "), "."));
+    }
     clear(document.querySelector("#metrics tbody"),
-      h("tr", {}, h("th", {}, "Metric"), h("th", {class: "num"}, "A"), h("th", {class: "num"}, "B"),
+      h("tr", {}, h("th", {}, "Metric"), h("th", {}, "Better"), h("th", {class: "num"}, "A"), h("th", {class: "num"}, "B"),
         h("th", {class: "num"}, "B − A"), h("th", {}, `${Math.round(100 * (1 - data.alpha))}% CI / pairs`),
         h("th", {class: "num"}, "p"), h("th", {}, "Verdict")),
       data.metrics.map((m) => h("tr", {"data-metric": m.name},
         h("td", {title: m.description}, m.name, h("div", {class: "muted"}, m.description)),
+        h("td", {class: "direction muted", title: m.direction}, m.higher_is_better ? "higher" : "lower"),
         h("td", {class: "num"}, fmt(m.name, m.a)), h("td", {class: "num"}, fmt(m.name, m.b)),
         h("td", {class: "num"}, change(m)), h("td", {class: "muted"}, interval(m)),
         h("td", {class: "num"}, m.p_value === null ? "–" : m.p_value < 0.001 ? "<0.001" : m.p_value.toFixed(3)),

@@ -13,6 +13,7 @@
   ];
   const LEVELS = ["perfect", "acceptable", "partial", "fail"];
   const MAX_GROUPS = 16;
+  const POLL_MS = Number(document.getElementById("main").dataset.poll || 3000);
   const state = Object.fromEntries(new URLSearchParams(location.search));
   state.limit = state.limit || "50";
   const form = document.getElementById("filters");
@@ -30,9 +31,9 @@
     const s = o.success, e = o.episodes, t = o.totals;
     const d = o.distributions;
     clear(document.getElementById("cards"),
-      TP.card("Success", pct(s.rate), `95% CI ${TP.ci(s)} · ${s.successes}/${s.n}`),
+      TP.card("Success", s.n ? pct(s.rate) : "–", s.n ? `95% CI ${TP.ci(s)} · ${s.successes}/${s.n}` : "no episode scored"),
       TP.card("Episodes", `${num(e.finished)}/${num(e.planned)}`,
-        `${e.infra_errors} infra errors excluded${e.complete ? "" : " · unfinished"}`),
+        `${e.infra_errors ? e.infra_errors + " infra errors excluded" : "no infra errors"}${e.complete ? "" : " · unfinished"}`),
       TP.card("Perfect", num((o.levels || {}).perfect || 0),
         levels(o).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(" · ")),
       TP.card("Duration", secs(d.duration_s.median), `median · p95 ${secs(d.duration_s.p95)}`),
@@ -104,6 +105,17 @@
       select.append(...values.map((v) => h("option", {value: v}, v)));
       select.value = state[select.name] || "";
     }
+  }
+
+  function banner(o) {
+    const box = clear(document.getElementById("banner"));
+    if (o.banner) {
+      box.append(h("p", {class: "banner infra", id: "infra-banner", role: "alert"},
+        h("b", {}, "Infrastructure errors. "), `${o.banner}. They are kept out of every rate; filter the table by termination infra_error to see them.`));
+    }
+    const live = document.getElementById("live");
+    live.hidden = !o.live;
+    live.textContent = o.live ? `live: ${num(o.episodes.finished)} of ${num(o.episodes.planned)} episodes, refreshing every ${POLL_MS / 1000} s` : "";
   }
 
   function subtitle(o) {
@@ -190,9 +202,18 @@
   form.addEventListener("reset", (ev) => { ev.preventDefault(); setFilters({}); });
 
   // The table first: on a big run the overview takes longer to compute the first time.
+  let faceted = false;
   const overview = () => api(`/api/runs/${TP.enc(run)}`).then((o) => {
-    subtitle(o); cards(o); charts(o); failures(o); extras(o); facets(o);
+    subtitle(o); banner(o); cards(o); charts(o); failures(o); extras(o);
+    if (!faceted) { facets(o); faceted = true; }
     document.getElementById("charts").dataset.state = "ready";
+    document.getElementById("main").dataset.live = String(o.live);
+    return o;
   });
-  refresh().catch(TP.fail).then(overview).catch(TP.fail);
+  // A live run (no summary.json yet, or incomplete) refreshes by itself until it is done.
+  const poll = (o) => {
+    if (!o || !o.live) return;
+    setTimeout(() => refresh().then(overview).then(poll).catch(TP.fail), POLL_MS);
+  };
+  refresh().catch(TP.fail).then(overview).then(poll).catch(TP.fail);
 })();

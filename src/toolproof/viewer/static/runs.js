@@ -35,9 +35,12 @@
       h("td", {}, `${run.suite || "?"} ${run.suite_version ? "v" + run.suite_version : ""}`),
       h("td", {}, run.agent || "?"),
       h("td", {}, TP.date(run.started_at)),
-      h("td", {}, h("b", {}, TP.pct(s.rate)), " ", h("span", {class: "ci"}, `(${TP.ci(s)})`),
-        h("span", {class: "muted"}, ` ${s.successes}/${s.n}`)),
-      h("td", {class: "num"}, `${TP.num(run.episodes.finished)}/${TP.num(run.episodes.planned)}`),
+      s.n ? h("td", {}, h("b", {}, TP.pct(s.rate)), " ", h("span", {class: "ci"}, `(${TP.ci(s)})`),
+        h("span", {class: "muted"}, ` ${s.successes}/${s.n}`))
+        : h("td", {class: "infra-mark"}, "nothing scored"),
+      h("td", {class: "num"}, `${TP.num(run.episodes.finished)}/${TP.num(run.episodes.planned)}`,
+        run.episodes.infra_errors ? h("div", {class: "infra-mark", title: "infrastructure errors: not scored"},
+          `${TP.num(run.episodes.infra_errors)} infra errors`) : ""),
       h("td", {class: "num"}, TP.num(run.tokens)),
       h("td", {class: "num"}, TP.usd(run.cost_usd)));
   }
