@@ -151,7 +151,7 @@ def _sandbox_problems(
 def suite_problems(config: SuiteConfig, path: Path, source: SourceMap) -> list[Problem]:
     """Problems of ``suite.yaml`` itself: its ``tasks`` folder and sandbox binds."""
     report = _Report(path, source)
-    problem = suite_path_problem(config.tasks, path.parent, path.parent, directory=True)
+    problem = suite_path_problem(config.tasks, path.parent, path.parent, directory=True, tree=False)
     if problem is not None:
         report.add(("tasks",), problem)
     if config.sandbox is not None:

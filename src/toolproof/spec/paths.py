@@ -81,7 +81,9 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def suite_path_problem(value: str, base: Path, root: Path, *, directory: bool) -> str | None:
+def suite_path_problem(
+    value: str, base: Path, root: Path, *, directory: bool, tree: bool = True
+) -> str | None:
     """Why ``value`` (relative to ``base``) is not a file or directory inside ``root``.
 
     Args:
@@ -89,6 +91,7 @@ def suite_path_problem(value: str, base: Path, root: Path, *, directory: bool) -
         base: The task file's directory.
         root: The suite directory; the path must resolve (symlinks followed) inside it.
         directory: Whether a directory (else a regular file) is expected.
+        tree: For a directory, also check what it holds (fixtures copied into a workspace).
     """
     problem = _text_problem(value)
     if problem is not None:
@@ -106,7 +109,7 @@ def suite_path_problem(value: str, base: Path, root: Path, *, directory: bool) -
         return f"{value!r} is not a directory inside the suite ({target})"
     if not directory and not target.is_file():
         return f"{value!r} is not a file inside the suite ({target})"
-    return _fixture_tree_problem(value, target) if directory else None
+    return _fixture_tree_problem(value, target) if directory and tree else None
 
 
 def _fixture_tree_problem(value: str, top: Path) -> str | None:
