@@ -7,9 +7,10 @@ layer checks (fields, templates, numbers, paths), this checks that:
 
 * every tool a task names exists (a registered tool, a toolkit, or inline), and
   every inline tool's ``parameters`` is a valid JSON Schema;
-* every reference solution call names an offered tool, and its arguments, as
-  rendered for each epoch the loader checked, pass that tool's schema, the same
-  validation the tool gateway applies during a run;
+* every reference solution call (and every attack call, which the gullible test
+  agent makes) names an offered tool, and its arguments, as rendered for each
+  epoch the loader checked, pass that tool's schema, the same validation the tool
+  gateway applies during a run;
 * every fault names an offered tool;
 * every ``custom`` check's function is registered or imports (``module:attr``,
   found on the path or in the suite directory).
@@ -156,9 +157,19 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
         return None
 
 
+def _planned_calls(template: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """The reference solution's calls and the attack's (what the gullible agent calls)."""
+    yield from solution_calls(template)
+    attack = template.get("attack")
+    calls = attack.get("calls") if isinstance(attack, dict) else None
+    for index, call in enumerate(calls if isinstance(calls, list) else []):
+        if isinstance(call, dict):
+            yield ("attack", "calls", index), call
+
+
 def _solution_problems(task: Task, offered: dict[str, ToolImpl], report: _Report) -> None:
     epochs = task.checked_params or [{}]
-    for loc, call in solution_calls(task.template):
+    for loc, call in _planned_calls(task.template):
         name = call.get("tool")
         tool = offered.get(name) if isinstance(name, str) else None
         if tool is None:
