@@ -328,3 +328,14 @@ def test_every_yaml_task_of_the_suites_round_trips_within_bounds(tmp_path: Path)
     path = tmp_path / "many.yaml"
     path.write_text(yaml.safe_dump({f"copy{i}": data for i in range(10)}), encoding="utf-8")
     load_document(path)
+
+
+def test_the_suite_yaml_example_of_the_docs_is_valid(tmp_path: Path) -> None:
+    docs = Path(__file__).parents[2] / "docs" / "writing-tasks.md"
+    text = docs.read_text(encoding="utf-8")
+    block = text.split("# my-suite/suite.yaml\n", 1)[1].split("```", 1)[0]
+    root = write_suite(tmp_path / "my-suite", [make_task()])
+    (root / "suite.yaml").write_text(block, encoding="utf-8")
+    suite = load_suite(root)
+    assert suite.name == "my-suite" and suite.config.limits.max_steps == 30
+    assert suite.config.policy is not None and suite.config.policy.forbid[0].regex
