@@ -339,3 +339,36 @@ def test_the_suite_yaml_example_of_the_docs_is_valid(tmp_path: Path) -> None:
     suite = load_suite(root)
     assert suite.name == "my-suite" and suite.config.limits.max_steps == 30
     assert suite.config.policy is not None and suite.config.policy.forbid[0].regex
+
+
+def test_placeholders_cannot_compute_an_unbounded_task(tmp_path: Path) -> None:
+    """Each placeholder is small; together they would be gigabytes."""
+    path = tmp_path / "stock.yaml"
+    problems = _task_problems(
+        path,
+        params={"n": {"value": 1}},
+        tags=["{{ 'x' * 9999 }}"] * 200,
+    )
+    assert any("more than 1,000,000 characters in all" in p.message for p in problems)
+
+
+def test_a_task_file_linked_from_outside_the_suite_is_refused(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", [make_task()])
+    outside = write_yaml(tmp_path / "elsewhere" / "other.yaml", make_task(id="other"))
+    (root / "tasks" / "other.yaml").symlink_to(outside)
+    (problem,) = validate_paths([root])
+    assert problem.file == root / "tasks" / "other.yaml" and "outside the suite" in problem.message
+
+
+def test_the_suite_digest_never_reads_through_a_link(tmp_path: Path) -> None:
+    from toolproof.spec import suite_digest
+
+    root = write_suite(tmp_path / "suite", [make_task()])
+    before = suite_digest(root)
+    (root / "kernel").symlink_to("/proc/kcore")  # would be read as a huge file
+    (root / "zero").symlink_to("/dev/zero")
+    after = suite_digest(root)
+    assert after != before  # the links count, by where they point
+    (root / "kernel").unlink()
+    (root / "kernel").symlink_to("/proc/self/environ")
+    assert suite_digest(root) != after

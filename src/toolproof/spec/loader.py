@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Iterable
 from importlib import resources
@@ -253,12 +254,20 @@ def _default_config() -> SuiteConfig:
 
 
 def suite_digest(root: Path) -> str:
-    """sha256 over the relative paths and contents of every file in the suite directory."""
+    """sha256 over the relative paths and contents of every file in the suite directory.
+
+    A symlink counts by where it points, not by what it points to, so that a link in
+    a suite can never make the harness read a file outside it (or a device).
+    """
     sha = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    entries = (p for p in root.rglob("*") if "__pycache__" not in p.parts)
+    for file in sorted(p for p in entries if p.is_symlink() or p.is_file()):
         sha.update(file.relative_to(root).as_posix().encode())
         sha.update(b"\0")
-        sha.update(file.read_bytes())
+        if file.is_symlink():
+            sha.update(b"symlink:" + os.readlink(file).encode("utf-8", "surrogateescape"))
+        else:
+            sha.update(file.read_bytes())
         sha.update(b"\0")
     return sha.hexdigest()
 
@@ -281,7 +290,15 @@ def load_suite(name_or_path: str | Path) -> Suite:
         raise SpecError(problems)
     tasks: list[Task] = []
     files: dict[str, Path] = {}
+    inside = root.resolve()
     for file in task_files(root / config.tasks):
+        if not file.resolve().is_relative_to(inside):
+            problems.append(
+                Problem(
+                    file, None, "", f"a link to {file.resolve()}, outside the suite; copy it in"
+                )
+            )
+            continue
         try:
             task = load_task(file, config, root)
         except SpecError as exc:
