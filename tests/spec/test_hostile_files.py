@@ -372,3 +372,14 @@ def test_the_suite_digest_never_reads_through_a_link(tmp_path: Path) -> None:
     (root / "kernel").unlink()
     (root / "kernel").symlink_to("/proc/self/environ")
     assert suite_digest(root) != after
+
+
+def test_json_task_files_get_lines_too(tmp_path: Path) -> None:
+    path = tmp_path / "stock.json"
+    task = make_task(world={"files": {"../x": "y"}})
+    import json
+
+    path.write_text(json.dumps(task, indent=2), encoding="utf-8")
+    (problem,) = validate_paths([path])
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if '"../x"' in text)
+    assert (problem.line, problem.field) == (line, "world.files.../x")

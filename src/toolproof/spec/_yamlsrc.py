@@ -279,6 +279,25 @@ def _load_json(path: Path, text: str) -> Any:
         raise _refuse(path, None, "", f"nested more than {MAX_DEPTH} levels deep") from None
 
 
+def _json_lines(text: str) -> dict[Loc, int]:
+    """The lines of a JSON document's fields, read by the YAML parser (JSON is nearly YAML).
+
+    Called only once the JSON parsed within bounds; where the YAML parser reads the
+    text differently (tabs, say), the problems simply have no line.
+    """
+    lines: dict[Loc, int] = {}
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _walk(node, (), lines, [])
+    except yaml.YAMLError:
+        return {}
+    finally:
+        loader.dispose()
+    return lines
+
+
 def load_document(path: Path) -> tuple[Any, SourceMap]:
     """Parse a YAML or JSON file into plain data and a map of line numbers, within bounds.
 
@@ -289,7 +308,11 @@ def load_document(path: Path) -> tuple[Any, SourceMap]:
     text = _read_text(path)
     lines: dict[Loc, int] = {}
     try:
-        data = _load_json(path, text) if path.suffix == ".json" else _load_yaml(path, text, lines)
+        if path.suffix == ".json":
+            data = _load_json(path, text)
+            lines = _json_lines(text)
+        else:
+            data = _load_yaml(path, text, lines)
     except json.JSONDecodeError as exc:
         raise _refuse(path, exc.lineno, "", f"invalid JSON: {exc.msg}") from None
     except yaml.YAMLError as exc:
