@@ -6,6 +6,7 @@ exception of another kind; the billion-laughs file is refused in bounded memory.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -377,7 +378,6 @@ def test_the_suite_digest_never_reads_through_a_link(tmp_path: Path) -> None:
 def test_json_task_files_get_lines_too(tmp_path: Path) -> None:
     path = tmp_path / "stock.json"
     task = make_task(world={"files": {"../x": "y"}})
-    import json
 
     path.write_text(json.dumps(task, indent=2), encoding="utf-8")
     (problem,) = validate_paths([path])
