@@ -5,7 +5,8 @@ Map::
     suite.yaml + tasks/*.yaml --loader--> Suite[Task] --render(seed, epoch)--> TaskInstance
 """
 
-from ._semantic import all_checks, field_text, solution_calls, suite_root_of
+from ._semantic import all_checks, solution_calls, suite_root_of
+from ._yamlsrc import field_text
 from .checks import (
     CallMatch,
     Check,

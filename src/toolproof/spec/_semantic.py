@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ._yamlsrc import Loc, SourceMap
+from ._yamlsrc import Loc, SourceMap, field_text
 from .checks import Check, StateCheck
 from .errors import Problem
 from .lint_checks import LintCheck
@@ -20,14 +20,6 @@ from .paths import ro_bind_problem, suite_path_problem, workspace_path_problem
 from .sandbox import SandboxSpec
 from .suite import SuiteConfig
 from .task import Task
-
-
-def field_text(loc: Loc) -> str:
-    """``("success", 0, "equals")`` as ``success[0].equals``."""
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def suite_root_of(path: Path) -> Path:

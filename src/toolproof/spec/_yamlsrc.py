@@ -61,7 +61,8 @@ def _refuse(path: Path, line: int | None, field: str, message: str) -> SpecError
     return SpecError([Problem(path, line, field, message)])
 
 
-def _field_text(loc: Loc) -> str:
+def field_text(loc: Loc) -> str:
+    """``("success", 0, "equals")`` as ``success[0].equals``, the way problems name fields."""
     text = ""
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
@@ -166,7 +167,7 @@ def _walk(node: yaml.Node, loc: Loc, out: dict[Loc, int], problems: list[Problem
             Problem(
                 None,
                 node.start_mark.line + 1,
-                _field_text(loc),
+                field_text(loc),
                 f"the integer {str(node.value)[:20]}... has {len(str(node.value)):,} digits; "
                 f"integers must be within ±{MAX_INT:,} (quote it to make it text)",
             )
@@ -205,9 +206,7 @@ def number_problems(data: Any, source: SourceMap, loc: Loc = ()) -> list[Problem
         elif isinstance(value, list):
             stack.extend(((*where, i), v) for i, v in enumerate(value))
         if message is not None:
-            problems.append(
-                Problem(source.file, source.line_of(where), _field_text(where), message)
-            )
+            problems.append(Problem(source.file, source.line_of(where), field_text(where), message))
     return sorted(problems, key=lambda p: (p.line or 0, p.field))
 
 

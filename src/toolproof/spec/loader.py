@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import arith
-from ._semantic import field_text as _field_text
 from ._semantic import suite_problems, suite_root_of, task_problems
 from ._yamlsrc import Loc, SourceMap, load_document, number_problems
+from ._yamlsrc import field_text as _field_text
 from .errors import Problem, SpecError
 from .render import draw_params, instance_seed, render_template, render_value
 from .suite import Suite, SuiteConfig
