@@ -204,3 +204,19 @@ def test_a_folder_without_suite_yaml_says_what_is_missing(invoke: Invoke, tmp_pa
 def test_an_unknown_name_is_refused_like_run_refuses_it(invoke: Invoke, tmp_path: Path) -> None:
     result = invoke("validate", "nosuch")
     assert result.code == 2 and "no suite 'nosuch'" in result.err and "core" in result.err
+
+
+def test_a_custom_check_module_that_raises_or_exits_is_a_task_error(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    checks = [
+        {"kind": "custom", "function": "p4_raises_on_import:check"},
+        {"kind": "custom", "function": "p4_exits_on_import:check"},
+    ]
+    root = write_suite(tmp_path / "suite", [make_task(success=checks)])
+    (root / "p4_raises_on_import.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
+    (root / "p4_exits_on_import.py").write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    result = invoke("validate", root)
+    file = root / "tasks" / "stock.yaml"
+    _said(result, file, "success[0].function", "raised RuntimeError: boom")
+    _said(result, file, "success[1].function", "raised SystemExit")

@@ -383,3 +383,9 @@ def test_json_task_files_get_lines_too(tmp_path: Path) -> None:
     (problem,) = validate_paths([path])
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if '"../x"' in text)
     assert (problem.line, problem.field) == (line, "world.files.../x")
+
+
+def test_a_task_loaded_twice_is_equal(tmp_path: Path) -> None:
+    path = write_yaml(tmp_path / "stock.yaml", make_task())
+    assert load_task(path) == load_task(path)
+    assert load_task(path).source is not None

@@ -232,7 +232,7 @@ def _custom_problem(ref: str, root: Path) -> str | None:
             return str(exc)
     except (ImportError, AttributeError):
         pass  # try again with the suite directory on the path, for a clear message
-    except Exception as exc:  # a module that raises while it imports
+    except (Exception, SystemExit) as exc:  # a module that raises (or exits) as it imports
         return f"importing {module!r} raised {type(exc).__name__}: {exc}"
     try:
         with _suite_on_path(root):
@@ -246,7 +246,7 @@ def _custom_problem(ref: str, root: Path) -> str | None:
         )
     except AttributeError:
         return f"module {module!r} has no {attr!r}; check the name after ':'"
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         return f"importing {module!r} raised {type(exc).__name__}: {exc}"
     if not callable(target):
         return f"{ref} is not callable; name a function"

@@ -46,6 +46,14 @@ class SourceMap:
         self.file = file
         self._lines = lines
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when both map the same file the same way (so tasks loaded twice are equal)."""
+        if not isinstance(other, SourceMap):
+            return NotImplemented
+        return self.file == other.file and self._lines == other._lines
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dict it holds
+
     def line_of(self, loc: Loc) -> int | None:
         """Return the line of ``loc`` or of its nearest ancestor that has one."""
         probe = tuple(loc)
