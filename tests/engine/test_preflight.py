@@ -82,3 +82,10 @@ def test_load_checked_suite_refuses_what_load_suite_lets_through(tmp_path: Path)
     with pytest.raises(SpecError, match=r"solution\.calls\[0\]\.args: get_stock would refuse"):
         load_checked_suite(root)
     assert load_checked_suite("core").name == "core"
+
+
+def test_an_unknown_user_simulator_is_reported(tmp_path: Path) -> None:
+    user = {"simulator": "telepathy", "facts": {}, "topics": []}
+    fields = _fields(tmp_path, make_task(user=user))
+    assert "no user simulator 'telepathy'" in fields["user.simulator"]
+    assert "scripted" in fields["user.simulator"]

@@ -11,7 +11,7 @@ layer checks (fields, templates, numbers, paths), this checks that:
   agent makes) names an offered tool, and its arguments, as rendered for each
   epoch the loader checked, pass that tool's schema, the same validation the tool
   gateway applies during a run;
-* every fault names an offered tool;
+* every fault names an offered tool, and a simulated user a registered simulator;
 * every ``custom`` check's function is registered or imports (``module:attr``,
   found on the path or in the suite directory).
 
@@ -47,6 +47,7 @@ from toolproof.spec import (
     validate_target,
 )
 from toolproof.tools import ToolImpl, load_builtin, registry, resolve_tools, toolkits
+from toolproof.tools.toolkits.user import user_simulators
 
 __all__ = ["check_suite_tasks", "check_target", "load_checked_suite", "task_problems"]
 
@@ -110,6 +111,12 @@ def task_problems(task: Task, file: Path, root: Path) -> list[Problem]:
                     ("faults", index, "tool"),
                     f"{fault.tool!r} is not one of this task's tools ({_names(offered)})",
                 )
+    if task.user is not None and task.user.simulator not in user_simulators():
+        report.add(
+            ("user", "simulator"),
+            f"no user simulator {task.user.simulator!r}; registered: "
+            f"{', '.join(user_simulators()) or 'none'}",
+        )
     for loc, check in all_checks(task):
         if isinstance(check, CustomCheck):
             problem = _custom_problem(check.function, root)
