@@ -208,7 +208,9 @@ def test_world_files_keys_are_relative_workspace_paths(
     (problem,) = _task_problems(path, world={"files": {key: "x"}})
     lines = path.read_text(encoding="utf-8").splitlines()
     assert problem.file == path and problem.line == lines.index("  files:") + 2
-    assert problem.field == f"world.files.{key}" and fragment in problem.message
+    shown = key if key.isprintable() else repr(key)[1:-1]
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."  # a field name stays readable
+    assert problem.field == f"world.files.{shown}" and fragment in problem.message
 
 
 def test_check_file_paths_stay_in_the_workspace(tmp_path: Path) -> None:

@@ -69,11 +69,23 @@ def _refuse(path: Path, line: int | None, field: str, message: str) -> SpecError
     return SpecError([Problem(path, line, field, message)])
 
 
+_MAX_KEY_SHOWN = 80
+
+
+def _shown_key(part: str) -> str:
+    """A mapping key as a field name shows it: control characters escaped, long ones cut."""
+    shown = part if part.isprintable() else repr(part)[1:-1]
+    return shown if len(shown) <= _MAX_KEY_SHOWN else shown[: _MAX_KEY_SHOWN - 3] + "..."
+
+
 def field_text(loc: Loc) -> str:
     """``("success", 0, "equals")`` as ``success[0].equals``, the way problems name fields."""
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{_shown_key(part)}" if text else _shown_key(str(part))
     return text
 
 
