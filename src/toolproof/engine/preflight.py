@@ -122,7 +122,7 @@ def task_problems(task: Task, file: Path, root: Path) -> list[Problem]:
             problem = _custom_problem(check.function, root)
             if problem is not None:
                 report.add((*loc, "function"), problem)
-    return report.problems
+    return sorted(report.problems, key=lambda p: p.line or 0)
 
 
 def _names(tools: dict[str, ToolImpl]) -> str:

@@ -50,7 +50,7 @@ def task_problems(
         report.add(("id",), f"{task.id!r} must match the file name {path.stem!r}")
     _name_problems(task, report)
     _path_problems(task, path.parent, root, config, report)
-    return report.problems
+    return sorted(report.problems, key=lambda p: p.line or 0)
 
 
 def _name_problems(task: Task, report: _Report) -> None:
