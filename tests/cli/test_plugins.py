@@ -135,4 +135,4 @@ def test_a_fresh_process_finds_the_entry_point(
         env={**env, "TOOLPROOF_NO_PLUGINS": "1"},
         timeout=120,
     )
-    assert off.returncode == 1 and "no tool 'fake_echo'" in off.stderr
+    assert off.returncode == 2 and "no tool 'fake_echo'" in off.stderr

@@ -133,3 +133,19 @@ def test_evaluate_never_mutates_its_names() -> None:
     names = {"x": [1, 2]}
     assert evaluate("x + [3]", names) == [1, 2, 3]
     assert names == {"x": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "str([['a' * 9999] * 10000] * 10000)",  # 10**12 characters once printed
+        "[big, big, big, big, big, big, big, big, big, big, big, big]",  # shared items
+        "big + big + big + big + big + big + big + big + big + big + big",
+        "text + text + text + text + text + text + text + text + text + text + text",
+    ],
+)
+def test_values_built_from_shared_parts_are_bounded(expression: str) -> None:
+    """Repetition, list literals and + cannot build what is too large to print or hold."""
+    names = {"big": [["a" * 9999] * 20], "text": "x" * 100_000}
+    with pytest.raises(ExpressionError, match=r"too large|more than"):
+        evaluate(expression, names)

@@ -230,22 +230,31 @@ def test_resolve_suite_path_accepts_names_dirs_and_suite_yaml(
         resolve_suite_path("nope")
 
 
-def test_validate_paths_covers_suites_task_dirs_and_files(tmp_path: Path) -> None:
+def test_validate_paths_covers_suites_names_and_task_files(tmp_path: Path) -> None:
     good = write_suite(tmp_path / "good", [make_task()])
-    assert (
-        validate_paths([good, good / "suite.yaml", good / "tasks", good / "tasks" / "stock.yaml"])
-        == []
-    )
+    assert validate_paths([good, good / "suite.yaml", good / "tasks" / "stock.yaml"]) == []
+    assert validate_paths([Path("core")]) == []  # a built-in name, as `run core` takes it
     loose = tmp_path / "loose"
     write_yaml(loose / "stock.yaml", make_task())
     write_yaml(loose / "broken.yaml", make_task(id="broken", type="magic"))
-    problems = validate_paths([loose])
+    problems = validate_paths(sorted(loose.iterdir()))
     assert [(p.file, p.field) for p in problems] == [(loose / "broken.yaml", "type")]
-    assert validate_paths([FIXTURES / "tasks"]) == []
+    assert validate_paths(sorted((FIXTURES / "tasks").glob("*.yaml"))) == []
+
+
+def test_a_folder_without_suite_yaml_says_what_is_missing(tmp_path: Path) -> None:
+    loose = tmp_path / "loose"
+    write_yaml(loose / "stock.yaml", make_task())
+    (problem,) = validate_paths([loose])
+    assert problem.file == loose / "suite.yaml"
+    assert "no suite.yaml" in problem.message and "name, version and canary" in problem.message
+    assert f"toolproof validate {loose}/*.yaml" in problem.message
+    with pytest.raises(SpecError, match=r"no suite\.yaml"):
+        load_suite(loose)  # `run` says the same
 
 
 def test_validate_paths_reports_every_broken_fixture() -> None:
-    problems = validate_paths([FIXTURES / "broken"])
+    problems = validate_paths(sorted((FIXTURES / "broken").iterdir()))
     files = {p.file.name for p in problems if p.file is not None}
     assert files == {p.name for p in (FIXTURES / "broken").iterdir()}
 

@@ -189,8 +189,9 @@ def run(
     from rich.console import Console
 
     from toolproof.engine import RunConfig, Runner
+    from toolproof.engine.preflight import load_checked_suite
     from toolproof.results import RunReader
-    from toolproof.spec import load_suite, resolve_suite_path
+    from toolproof.spec import resolve_suite_path
 
     load_plugins()
     given = {
@@ -247,7 +248,7 @@ def run(
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
-    loaded = load_suite(fields["suite"])
+    loaded = load_checked_suite(fields["suite"])  # the same loader and checks as validate
     if resume is None or "sandbox" in given:
         fields["sandbox"] = sandbox or _host_backend(loaded)
     fields["allow_drift"] = allow_drift

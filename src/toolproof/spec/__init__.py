@@ -5,6 +5,8 @@ Map::
     suite.yaml + tasks/*.yaml --loader--> Suite[Task] --render(seed, epoch)--> TaskInstance
 """
 
+from ._semantic import all_checks, solution_calls, suite_root_of
+from ._yamlsrc import field_text
 from .checks import (
     CallMatch,
     Check,
@@ -21,9 +23,11 @@ from .loader import (
     builtin_suites_dir,
     load_suite,
     load_task,
+    load_task_file,
     resolve_suite_path,
     suite_digest,
     validate_paths,
+    validate_target,
 )
 from .render import TaskInstance, instance_seed, render, render_value
 from .sandbox import SANDBOX_DEFAULTS, PolicyRule, PolicySpec, SandboxSpec, effective_sandbox
@@ -96,17 +100,23 @@ __all__ = [
     "UserSpec",
     "UserTopic",
     "WorldSpec",
+    "all_checks",
     "builtin_suite_names",
     "builtin_suites_dir",
     "effective_sandbox",
+    "field_text",
     "instance_seed",
     "load_suite",
     "load_task",
+    "load_task_file",
     "render",
     "render_value",
     "resolve_suite_path",
+    "solution_calls",
     "suite_digest",
+    "suite_root_of",
     "suite_schema",
     "task_schema",
     "validate_paths",
+    "validate_target",
 ]

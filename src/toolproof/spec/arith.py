@@ -56,6 +56,20 @@ _MAX_BITS = 14_000
 """Largest integer an expression may build (about 4,200 digits, still printable)."""
 _MAX_ITEMS = 10_000
 """Longest string or list a repetition (``'ab' * n``) may build."""
+_MAX_SIZE = 1_000_000
+"""Largest value a repetition may build, counting every item and character of nested lists
+(``[['x' * 9999] * 9999] * 9999`` would be 10**12 characters once printed)."""
+
+
+def _size(value: Any, limit: int) -> int:
+    """Items plus characters of ``value``, nested lists included; stops counting past ``limit``."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        total += 1 + (len(item) if isinstance(item, str) else 0)
+        if isinstance(item, list):
+            stack.extend(item)
+    return total
 
 
 class ExpressionError(ValueError):
@@ -97,11 +111,19 @@ def _refuse_oversized(op: ast.operator, lhs: Any, rhs: Any) -> None:
     powers = isinstance(op, ast.Pow) and isinstance(lhs, int) and isinstance(rhs, int)
     if powers and rhs > 0 and max(abs(lhs).bit_length() - 1, 0) * rhs > _MAX_BITS:
         raise ExpressionError(f"{lhs} ** {rhs} is too large")
+    texts = isinstance(op, ast.Add) and isinstance(lhs, str) and isinstance(rhs, str)
+    if texts and len(lhs) + len(rhs) > _MAX_SIZE:
+        raise ExpressionError(f"a text of more than {_MAX_SIZE:,} characters is too large")
+    lists = isinstance(op, ast.Add) and isinstance(lhs, list) and isinstance(rhs, list)
+    if lists and _size(lhs, _MAX_SIZE) + _size(rhs, _MAX_SIZE) > _MAX_SIZE:
+        raise ExpressionError("the joined list is too large")
     if isinstance(op, ast.Mult):
         for seq, times in ((lhs, rhs), (rhs, lhs)):
             sized = isinstance(seq, str | list) and isinstance(times, int)
             if sized and len(seq) * times > _MAX_ITEMS:
                 raise ExpressionError(f"a repetition of {times} is too large")
+            if sized and isinstance(seq, list) and _size(seq, _MAX_SIZE) * times > _MAX_SIZE:
+                raise ExpressionError(f"a repetition of {times} builds too large a value")
 
 
 def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
@@ -157,7 +179,12 @@ def _eval(node: ast.expr, names: Mapping[str, Any]) -> Any:
             except (IndexError, KeyError, TypeError):
                 raise ExpressionError(f"cannot index {container!r} with {key!r}") from None
         case ast.List(elts=elements) | ast.Tuple(elts=elements):
-            return [_eval(e, names) for e in elements]
+            built = [_eval(e, names) for e in elements]
+            if (
+                _size(built, _MAX_SIZE) > _MAX_SIZE
+            ):  # items are shared: cheap to build, not to print
+                raise ExpressionError(f"a list of more than {_MAX_SIZE:,} items and characters")
+            return built
         case ast.IfExp(test=test, body=body, orelse=orelse):
             return _eval(body, names) if _eval(test, names) else _eval(orelse, names)
         case ast.Call(func=ast.Name(id=fname), args=args, keywords=[]) if fname in _FUNCTIONS:

@@ -21,7 +21,7 @@ from .lint_checks import (
 
 
 class _Check(BaseModel):
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
 
     name: str | None = Field(
         None, description="Short name used in reports and level rules; defaults to KIND_INDEX."
@@ -32,7 +32,7 @@ class _Check(BaseModel):
 class FileExpectation(BaseModel):
     """What a file must look like after the episode."""
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
 
     exists: bool = Field(True, description="Whether the file must exist (false: must be absent).")
     equals: str | None = Field(None, description="Exact content (a trailing newline is ignored).")
@@ -113,7 +113,7 @@ class OutputCheck(_Check):
 class CallMatch(BaseModel):
     """A tool call pattern: the tool name and a subset of its arguments."""
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
 
     tool: str = Field(description="Tool name.")
     args: dict[str, Any] = Field(

@@ -26,7 +26,7 @@ IGNORED_CHANGES = ["**/__pycache__/**", "**/*.pyc", ".ruff_cache/**", "**/.eslin
 class _GateCheck(BaseModel):
     """Fields every check has (as in ``checks._Check``); gates weigh nothing by default."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str | None = Field(
         None, description="Short name used in reports and level rules; defaults to KIND_INDEX."

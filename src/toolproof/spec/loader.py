@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Iterable
 from importlib import resources
@@ -12,7 +13,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import arith
-from ._yamlsrc import Loc, SourceMap, load_document
+from ._semantic import suite_problems, suite_root_of, task_problems
+from ._yamlsrc import Loc, SourceMap, load_document, number_problems
+from ._yamlsrc import field_text as _field_text
 from .errors import Problem, SpecError
 from .render import draw_params, instance_seed, render_template, render_value
 from .suite import Suite, SuiteConfig
@@ -48,15 +51,29 @@ def resolve_suite_path(name_or_path: str | Path) -> Path:
     builtin = builtin_suites_dir() / str(name_or_path)
     if (builtin / "suite.yaml").is_file():
         return builtin
+    if path.is_dir():
+        raise SpecError([_missing_suite(path)])
     names = ", ".join(builtin_suite_names()) or "none"
+    if "/" in str(name_or_path) or path.suffix:
+        raise SpecError(
+            [
+                Problem(
+                    path,
+                    None,
+                    "",
+                    "no such file or directory; give a folder holding suite.yaml, a task file "
+                    f"or a built-in suite name ({names})",
+                )
+            ]
+        )
     raise SpecError(
         [
             Problem(
                 None,
                 None,
                 "suite",
-                f"no suite {str(name_or_path)!r}: give a directory holding suite.yaml "
-                f"or a built-in suite name ({names})",
+                f"no suite {str(name_or_path)!r}: no such file or directory, nor a built-in "
+                f"suite name ({names}); give a folder holding suite.yaml, a task file or a name",
             )
         ]
     )
@@ -90,13 +107,6 @@ def _data_loc(loc: tuple[str | int, ...], data: Any) -> Loc:
 _UNION_TAGS = {"state", "output", "process", "evidence", "custom", "str", "InlineTool"}
 
 
-def _field_text(loc: Loc) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
 def _problems(
     exc: ValidationError, data: Any, source: SourceMap, prefix: Loc = ()
 ) -> list[Problem]:
@@ -124,27 +134,30 @@ def _problems(
 M = TypeVar("M", bound=BaseModel)
 
 
-def _parse(model: type[M], path: Path) -> M:
+def _parse(model: type[M], path: Path) -> tuple[M, SourceMap]:
     data, source = load_document(path)
     if not isinstance(data, dict):
         raise SpecError([Problem(path, 1, "", "expected a mapping of fields at the top level")])
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), source
     except ValidationError as exc:
         raise SpecError(_problems(exc, data, source)) from None
 
 
-def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
+def load_task(path: Path, config: SuiteConfig | None = None, root: Path | None = None) -> Task:
     """Load one task file: validate its parameters, render it, validate the result.
 
     Typed fields may hold templates (``number: "{{ total }}"``), so the task is
     validated as rendered with the epoch-0 parameters; a few more epochs are
-    rendered to catch templates that only break for some draws.
+    rendered to catch templates that only break for some draws. Paths it names
+    must stay inside ``root``, the suite directory (default: the nearest folder
+    above the file holding a suite.yaml).
 
     Raises:
         SpecError: every problem found, each naming file, line and field.
     """
     config = config or _default_config()
+    root = root if root is not None else suite_root_of(path)
     data, source = load_document(path)
     if not isinstance(data, dict):
         raise SpecError([Problem(path, 1, "", "expected a mapping of fields at the top level")])
@@ -155,6 +168,7 @@ def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
     task_id = str(data.get("id", path.stem))
     problems: list[Problem] = []
     task: Task | None = None
+    drawn: list[dict[str, Any]] = []
     for epoch in range(_EPOCHS_CHECKED):
         seed = instance_seed(config.seed, task_id, epoch)
         try:
@@ -166,20 +180,35 @@ def load_task(path: Path, config: SuiteConfig | None = None) -> Task:
                 Problem(path, source.line_of(loc), _field_text(loc), f"{exc} (epoch {epoch})")
             )
             break
+        problems.extend(number_problems(rendered, source))
+        if problems:
+            problems = [_in_epoch(p, epoch) for p in problems]
+            break
         try:
             candidate = Task.model_validate(rendered)
         except ValidationError as exc:
             problems.extend(_problems(exc, rendered, source))
             break
+        drawn.append(params)
         if task is None:
             task = candidate
     if problems or task is None:
         raise SpecError(problems)
     task._template = data
-    problems = _semantic_problems(task, path, source)
+    task._source = source
+    task._drawn = drawn
+    problems = task_problems(task, path, source, root, config)
     if problems:
         raise SpecError(problems)
     return task
+
+
+def _in_epoch(problem: Problem, epoch: int) -> Problem:
+    """``problem`` noting the epoch whose draw computed the bad value (none for epoch 0)."""
+    if epoch == 0:
+        return problem
+    message = f"{problem.message} (as rendered for epoch {epoch})"
+    return Problem(problem.file, problem.line, problem.field, message)
 
 
 def _failing_expression(data: dict[str, Any], specs: dict[str, ParamSpec], seed: int) -> Loc:
@@ -224,56 +253,21 @@ def _default_config() -> SuiteConfig:
     return SuiteConfig(name="adhoc", version="0", canary="adhoc")
 
 
-def _semantic_problems(task: Task, path: Path, source: SourceMap) -> list[Problem]:
-    problems: list[Problem] = []
-    if path.stem != task.id:
-        problems.append(
-            Problem(
-                path,
-                source.line_of(("id",)),
-                "id",
-                f"{task.id!r} must match the file name {path.stem!r}",
-            )
-        )
-    allowed = {t if isinstance(t, str) else t.name for t in task.tools}
-    has_toolkit = any(isinstance(t, str) and t.endswith(".*") for t in task.tools)
-    for index, item in enumerate(task.template.get("solution", {}).get("calls", [])):
-        for call in item if isinstance(item, list) else [item]:
-            tool = call.get("tool") if isinstance(call, dict) else None
-            if tool not in allowed and not has_toolkit:
-                problems.append(
-                    Problem(
-                        path,
-                        source.line_of(("solution", "calls", index)),
-                        f"solution.calls[{index}].tool",
-                        f"{tool!r} is not in this task's tools; add it to tools",
-                    )
-                )
-    for index, fault in enumerate(task.faults):
-        if fault.tool not in allowed and not has_toolkit:
-            problems.append(
-                Problem(
-                    path,
-                    source.line_of(("faults", index, "tool")),
-                    f"faults[{index}].tool",
-                    f"{fault.tool!r} is not in this task's tools",
-                )
-            )
-    names = [c.name for c in task.success if c.name]
-    for dup in sorted({n for n in names if names.count(n) > 1}):
-        problems.append(
-            Problem(path, source.line_of(("success",)), "success", f"two checks named {dup!r}")
-        )
-    return problems
-
-
 def suite_digest(root: Path) -> str:
-    """sha256 over the relative paths and contents of every file in the suite directory."""
+    """sha256 over the relative paths and contents of every file in the suite directory.
+
+    A symlink counts by where it points, not by what it points to, so that a link in
+    a suite can never make the harness read a file outside it (or a device).
+    """
     sha = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    entries = (p for p in root.rglob("*") if "__pycache__" not in p.parts)
+    for file in sorted(p for p in entries if p.is_symlink() or p.is_file()):
         sha.update(file.relative_to(root).as_posix().encode())
         sha.update(b"\0")
-        sha.update(file.read_bytes())
+        if file.is_symlink():
+            sha.update(b"symlink:" + os.readlink(file).encode("utf-8", "surrogateescape"))
+        else:
+            sha.update(file.read_bytes())
         sha.update(b"\0")
     return sha.hexdigest()
 
@@ -290,16 +284,23 @@ def load_suite(name_or_path: str | Path) -> Suite:
         SpecError: all problems of all files at once.
     """
     root = resolve_suite_path(name_or_path)
-    config = _parse(SuiteConfig, root / "suite.yaml")
-    problems: list[Problem] = []
+    config, source = _parse(SuiteConfig, root / "suite.yaml")
+    problems = suite_problems(config, root / "suite.yaml", source)
+    if problems:
+        raise SpecError(problems)
     tasks: list[Task] = []
     files: dict[str, Path] = {}
-    task_dir = root / config.tasks
-    if not task_dir.is_dir():
-        raise SpecError([Problem(root / "suite.yaml", None, "tasks", f"no directory {task_dir}")])
-    for file in task_files(task_dir):
+    inside = root.resolve()
+    for file in task_files(root / config.tasks):
+        if not file.resolve().is_relative_to(inside):
+            problems.append(
+                Problem(
+                    file, None, "", f"a link to {file.resolve()}, outside the suite; copy it in"
+                )
+            )
+            continue
         try:
-            task = load_task(file, config)
+            task = load_task(file, config, root)
         except SpecError as exc:
             problems.extend(exc.problems)
             continue
@@ -315,28 +316,62 @@ def load_suite(name_or_path: str | Path) -> Suite:
     return suite
 
 
-def validate_paths(paths: Iterable[Path]) -> list[Problem]:
-    """Validate suites (directories with suite.yaml), task directories and task files."""
-    problems: list[Problem] = []
-    for path in paths:
-        try:
-            if path.is_dir() and (path / "suite.yaml").is_file():
-                load_suite(path)
-            elif path.is_dir():
-                for file in task_files(path):
-                    problems.extend(_collect(file))
-            elif path.name == "suite.yaml":
-                load_suite(path.parent)
-            else:
-                problems.extend(_collect(path))
-        except SpecError as exc:
-            problems.extend(exc.problems)
-    return problems
+def load_task_file(path: Path) -> Task:
+    """Load one task file as its suite would: with the suite's seed and paths, if it has one.
+
+    Raises:
+        SpecError: problems of the task file, or of the suite.yaml above it.
+    """
+    root = suite_root_of(path)
+    config = None
+    if (root / "suite.yaml").is_file():
+        config, _ = _parse(SuiteConfig, root / "suite.yaml")
+    return load_task(path, config, root)
 
 
-def _collect(file: Path) -> list[Problem]:
+def _missing_suite(path: Path) -> Problem:
+    tasks = task_files(path)
+    hint = (
+        f"it holds {len(tasks)} task file(s); to check them alone, name them "
+        f"(toolproof validate {path}/*.yaml)"
+        if tasks
+        else "a suite folder holds suite.yaml and tasks/*.yaml"
+    )
+    return Problem(
+        path / "suite.yaml",
+        None,
+        "",
+        "no suite.yaml: a suite needs one with at least name, version and canary "
+        f"(see docs/writing-tasks.md); {hint}",
+    )
+
+
+def validate_target(target: str | Path) -> tuple[Suite | None, list[Task], list[Problem]]:
+    """Load what ``toolproof validate TARGET`` names, the way ``run`` would.
+
+    ``target`` is a built-in suite name, a suite folder, its suite.yaml, or one task
+    file. A folder without suite.yaml is a problem (``run`` refuses it too).
+
+    Returns:
+        The suite (None for a task file), the tasks loaded, and every problem found.
+    """
+    path = Path(target)
     try:
-        load_task(file)
+        if path.is_file() and path.name != "suite.yaml":
+            task = load_task_file(path)
+            return None, [task], []
+        if path.is_dir() and not (path / "suite.yaml").is_file():
+            return None, [], [_missing_suite(path)]
+        suite = load_suite(target)
     except SpecError as exc:
-        return exc.problems
-    return []
+        return None, [], exc.problems
+    return suite, suite.tasks, []
+
+
+def validate_paths(paths: Iterable[Path]) -> list[Problem]:
+    """Validate suites (names, folders with suite.yaml) and task files: every problem found.
+
+    Only what the spec layer can check; :func:`toolproof.engine.preflight` adds the
+    checks that need tools and check functions.
+    """
+    return [problem for path in paths for problem in validate_target(path)[2]]

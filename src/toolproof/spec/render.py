@@ -67,21 +67,65 @@ def draw_params(specs: dict[str, ParamSpec], rng: random.Random) -> dict[str, An
     return values
 
 
-def render_value(value: Any, params: dict[str, Any]) -> Any:
+MAX_COMPUTED = 1_000_000
+"""Most characters (and list items) all the placeholders of one rendering may produce."""
+
+
+class _Budget:
+    """What is left of :data:`MAX_COMPUTED` for one rendering: many placeholders that each
+    build a large value (``{{ 'x' * 9999 }}`` a hundred thousand times) are refused early."""
+
+    def __init__(self) -> None:
+        self.left = MAX_COMPUTED
+
+    def spend(self, value: Any) -> None:
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            self.left -= 1 + (len(item) if isinstance(item, str) else 0)
+            if self.left < 0:
+                raise arith.ExpressionError(
+                    f"the placeholders compute more than {MAX_COMPUTED:,} characters in all; "
+                    "compute smaller values"
+                )
+            if isinstance(item, list | tuple):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+
+
+def render_value(value: Any, params: dict[str, Any], budget: _Budget | None = None) -> Any:
     """Substitute ``{{ expr }}`` in every string of ``value`` (keys included).
 
     A string that is exactly one placeholder becomes the typed value (an int
     stays an int); placeholders inside longer text are formatted with ``str``.
+    What the placeholders compute is bounded in all (:data:`MAX_COMPUTED`).
+
+    Raises:
+        arith.ExpressionError: an expression cannot be computed, or the values
+            computed pass the bound.
     """
+    budget = budget if budget is not None else _Budget()
     if isinstance(value, str):
         whole = _WHOLE.match(value)
         if whole and "{{" not in whole.group(1):
-            return arith.evaluate(whole.group(1), params)
-        return _PLACEHOLDER.sub(lambda m: _text(arith.evaluate(m.group(1), params)), value)
+            result = arith.evaluate(whole.group(1), params)
+            budget.spend(result)
+            return result
+
+        def substitute(match: re.Match[str]) -> str:
+            result = arith.evaluate(match.group(1), params)
+            budget.spend(result)  # before it is formatted: the text is as large as the value
+            return _text(result)
+
+        return _PLACEHOLDER.sub(substitute, value)
     if isinstance(value, dict):
-        return {render_value(k, params): render_value(v, params) for k, v in value.items()}
+        return {
+            render_value(k, params, budget): render_value(v, params, budget)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [render_value(v, params) for v in value]
+        return [render_value(v, params, budget) for v in value]
     return value
 
 
@@ -96,7 +140,7 @@ def _text(value: Any) -> str:
 def render_template(template: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     """Substitute the parameters into a task document (its ``params`` stay as written)."""
     body = {k: v for k, v in template.items() if k != "params"}
-    rendered: dict[str, Any] = render_value(body, params)
+    rendered: dict[str, Any] = render_value(body, params, _Budget())
     solution = rendered.get("solution")
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         solution["calls"] = _keep_calls(solution["calls"], params)

@@ -28,6 +28,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+MAX_SECONDS = 7 * 24 * 3600
+"""Longest time a sandbox limit may be (a week); larger ones overflow timers."""
+MAX_MB = 1 << 20
+"""Largest size limit in MiB (1 TiB); larger ones overflow the kernel's limits in bytes."""
+
 SANDBOX_DEFAULTS: dict[str, Any] = {
     "wall_s": 120.0,
     "cpu_s": 120.0,
@@ -45,7 +50,7 @@ SANDBOX_DEFAULTS: dict[str, Any] = {
 class SandboxSpec(BaseModel):
     """Where and under which limits a task's commands run (``run_command``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     backend: str | None = Field(
         None,
@@ -59,26 +64,45 @@ class SandboxSpec(BaseModel):
         None, description="Container image for the podman/docker backends, e.g. 'debian:12-slim'."
     )
     wall_s: float | None = Field(
-        None, gt=0, description="Longest wall time of one command, in seconds (default 120)."
+        None,
+        gt=0,
+        le=MAX_SECONDS,
+        description="Longest wall time of one command, in seconds (default 120).",
     )
     cpu_s: float | None = Field(
-        None, ge=0, description="CPU seconds per process of a command (default 120; 0: no limit)."
+        None,
+        ge=0,
+        le=MAX_SECONDS,
+        description="CPU seconds per process of a command (default 120; 0: no limit).",
     )
     memory_mb: int | None = Field(
-        None, ge=0, description="Memory of one command in MiB (default 1024; 0: no limit)."
+        None,
+        ge=0,
+        le=MAX_MB,
+        description="Memory of one command in MiB (default 1024; 0: no limit).",
     )
     pids: int | None = Field(
-        None, ge=0, description="Processes of one command at once (default 128; 0: no limit)."
+        None,
+        ge=0,
+        le=1 << 22,
+        description="Processes of one command at once (default 128; 0: no limit).",
     )
     file_size_mb: int | None = Field(
-        None, ge=0, description="Largest file a command may write, MiB (default 64; 0: no limit)."
+        None,
+        ge=0,
+        le=MAX_MB,
+        description="Largest file a command may write, MiB (default 64; 0: no limit).",
     )
     output_bytes: int | None = Field(
-        None, gt=0, description="Output kept per command; it is stopped past it (default 1 MB)."
+        None,
+        gt=0,
+        le=1 << 30,
+        description="Output kept per command; it is stopped past it (default 1 MB).",
     )
     command_time_s: float | None = Field(
         None,
         ge=0,
+        le=MAX_SECONDS,
         description=(
             "Seconds all commands of an episode may take together; when spent, the episode "
             "ends with termination resource_limit (default 600; 0: no limit)."
@@ -87,6 +111,7 @@ class SandboxSpec(BaseModel):
     workspace_mb: int | None = Field(
         None,
         ge=0,
+        le=MAX_MB,
         description=(
             "Size of the workspace, checked after each command; passing it ends the episode "
             "with termination resource_limit (default 512; 0: no limit)."
@@ -95,6 +120,7 @@ class SandboxSpec(BaseModel):
     output_chars: int | None = Field(
         None,
         gt=0,
+        le=100_000_000,
         description="Characters of stdout/stderr shown per call; the rest via read_output "
         "(default 2000).",
     )
@@ -140,7 +166,7 @@ class SandboxSpec(BaseModel):
 class PolicyRule(BaseModel):
     """One forbidden kind of call: a regular expression or a shell-word pattern."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str | None = Field(None, description="Short name, recorded with each violation.")
     tools: list[str] = Field(
@@ -193,7 +219,7 @@ class PolicyRule(BaseModel):
 class PolicySpec(BaseModel):
     """Calls a task forbids, and what a violation does."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     forbid: list[PolicyRule] = Field(default_factory=list, description="The forbidden calls.")
     on_violation: Literal["refuse", "end"] | None = Field(

@@ -19,7 +19,7 @@ DEFAULT_SYSTEM_PROMPT = (
 class SuiteConfig(BaseModel):
     """The contents of ``suite.yaml``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Suite name.")
     version: str = Field(description="Bump when a task's meaning changes.")

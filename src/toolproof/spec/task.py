@@ -9,10 +9,11 @@ together with a reference ``solution`` that proves the task solvable.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from ._yamlsrc import SourceMap
 from .checks import Check
 from .sandbox import PolicySpec, SandboxSpec
 from .user import AttackSpec, UserSpec
@@ -38,30 +39,53 @@ class Category(StrEnum):
     SECURITY = "security"
 
 
+MAX_SECONDS = 7 * 24 * 3600
+"""Longest time limit a task file may set (a week); larger ones overflow timers."""
+MAX_STEPS = 100_000
+"""Most agent turns a task file may allow."""
+
+
 class Limits(BaseModel):
     """Budgets that end an episode."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    max_steps: int = Field(30, ge=1, description="Maximum agent turns.")
-    step_timeout_s: float = Field(120.0, gt=0, description="Wall time for one agent turn.")
-    total_timeout_s: float = Field(900.0, gt=0, description="Wall time for the whole episode.")
-    tool_timeout_s: float = Field(60.0, gt=0, description="Wall time for one tool call.")
+    max_steps: int = Field(30, ge=1, le=MAX_STEPS, description="Maximum agent turns.")
+    step_timeout_s: float = Field(
+        120.0, gt=0, le=MAX_SECONDS, description="Wall time for one agent turn."
+    )
+    total_timeout_s: float = Field(
+        900.0, gt=0, le=MAX_SECONDS, description="Wall time for the whole episode."
+    )
+    tool_timeout_s: float = Field(
+        60.0, gt=0, le=MAX_SECONDS, description="Wall time for one tool call."
+    )
     loop_threshold: int = Field(
-        3, ge=2, description="Same call on the same state this many times ends the episode."
+        3,
+        ge=2,
+        le=1000,
+        description="Same call on the same state this many times ends the episode.",
     )
 
 
 class LimitsOverride(BaseModel):
     """Task-level changes to the suite's default limits."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    max_steps: int | None = Field(None, ge=1, description="Maximum agent turns.")
-    step_timeout_s: float | None = Field(None, gt=0, description="Wall time for one agent turn.")
-    total_timeout_s: float | None = Field(None, gt=0, description="Wall time for the episode.")
-    tool_timeout_s: float | None = Field(None, gt=0, description="Wall time for one tool call.")
-    loop_threshold: int | None = Field(None, ge=2, description="Repeats that count as a loop.")
+    max_steps: int | None = Field(None, ge=1, le=MAX_STEPS, description="Maximum agent turns.")
+    step_timeout_s: float | None = Field(
+        None, gt=0, le=MAX_SECONDS, description="Wall time for one agent turn."
+    )
+    total_timeout_s: float | None = Field(
+        None, gt=0, le=MAX_SECONDS, description="Wall time for the episode."
+    )
+    tool_timeout_s: float | None = Field(
+        None, gt=0, le=MAX_SECONDS, description="Wall time for one tool call."
+    )
+    loop_threshold: int | None = Field(
+        None, ge=2, le=1000, description="Repeats that count as a loop."
+    )
 
     def apply(self, base: Limits) -> Limits:
         """Return ``base`` with the fields set here replaced."""
@@ -71,7 +95,7 @@ class LimitsOverride(BaseModel):
 class InlineResponse(BaseModel):
     """One deterministic behaviour of an inline tool: when the arguments match, do this."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     when: dict[str, Any] = Field(
         default_factory=dict, description="Arguments that must equal these values (empty: any)."
@@ -86,7 +110,7 @@ class InlineResponse(BaseModel):
 class InlineTool(BaseModel):
     """A tool defined in the task itself, with a JSON Schema and declared behaviour."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="Tool name.")
     description: str = Field(description="What the tool does, as the agent sees it.")
@@ -107,7 +131,7 @@ class InlineTool(BaseModel):
 class ParamSpec(BaseModel):
     """How one parameter is drawn from the seed. Exactly one source must be given."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
 
     int_range: tuple[int, int] | None = Field(
         None, alias="int", description="Uniform integer in [low, high]."
@@ -115,7 +139,7 @@ class ParamSpec(BaseModel):
     float_range: tuple[float, float] | None = Field(
         None, alias="float", description="Uniform float in [low, high], see decimals."
     )
-    decimals: int = Field(2, ge=0, description="Rounding for float parameters.")
+    decimals: int = Field(2, ge=0, le=15, description="Rounding for float parameters.")
     choice: list[Any] | None = Field(None, description="One of these values.")
     sample: list[Any] | None = Field(None, description="Draw `k` distinct values from this list.")
     k: int | None = Field(None, ge=1, description="How many values `sample` draws.")
@@ -153,13 +177,13 @@ class ParamSpec(BaseModel):
 class Fault(BaseModel):
     """A tool call that fails on purpose, in a stated way (for tool_error tasks)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     tool: str = Field(description="The tool whose calls fail.")
     when: dict[str, Any] = Field(
         default_factory=dict, description="Only calls whose arguments include these values."
     )
-    calls: list[int] = Field(
+    calls: list[Annotated[int, Field(ge=1)]] = Field(
         default_factory=lambda: [1],
         description="Which matching calls fail, counted from 1 (default: the first).",
     )
@@ -198,7 +222,7 @@ class Levels(BaseModel):
 class SolutionCall(BaseModel):
     """One reference tool call."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     tool: str = Field(description="Tool name.")
     args: dict[str, Any] = Field(default_factory=dict, description="Arguments.")
@@ -210,7 +234,7 @@ class SolutionCall(BaseModel):
 class Solution(BaseModel):
     """The reference solution: tool calls (a list = calls made together) and the answer."""
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
 
     calls: list[SolutionCall | list[SolutionCall]] = Field(
         default_factory=list, description="Calls in order; a nested list is one parallel turn."
@@ -221,7 +245,7 @@ class Solution(BaseModel):
 class WorldSpec(BaseModel):
     """The initial state of the world."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     records: dict[str, Any] = Field(
         default_factory=dict, description="In-memory JSON state: collection name to its data."
@@ -247,7 +271,7 @@ class WorldSpec(BaseModel):
 class Task(BaseModel):
     """One task of a suite."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="Unique id within the suite.")
     description: str = Field(description="The prompt the agent sees.")
@@ -283,6 +307,18 @@ class Task(BaseModel):
     levels: Levels = Field(default_factory=Levels, description="Graded level rules.")
     solution: Solution = Field(description="The reference solution.")
     _template: dict[str, Any] | None = PrivateAttr(None)
+    _source: SourceMap | None = PrivateAttr(None)
+    _drawn: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+
+    @property
+    def source(self) -> SourceMap | None:
+        """Where each field of the task file is (its lines), when loaded from a file."""
+        return self._source
+
+    @property
+    def checked_params(self) -> list[dict[str, Any]]:
+        """The parameters drawn for each epoch the loader rendered and validated."""
+        return self._drawn
 
     @property
     def template(self) -> dict[str, Any]:

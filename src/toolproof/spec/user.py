@@ -80,7 +80,7 @@ def _flatten(value: Any) -> Any:
 class UserFact(BaseModel):
     """Something the user knows and the task leaves out."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     value: Any = Field(description="The fact, usually a drawn parameter: '{{ account }}'.")
     about: str = Field("", description="What the fact is, e.g. 'the account to pay from'.")
@@ -108,7 +108,7 @@ class UserFact(BaseModel):
 class UserTopic(BaseModel):
     """One thing the user will talk about: trigger keywords and the reply."""
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
 
     name: str | None = Field(None, description="Short name for reports, e.g. 'account'.")
     keywords: list[str] = Field(
@@ -148,7 +148,7 @@ class UserTopic(BaseModel):
 class UserSpec(BaseModel):
     """The simulated user behind the ``ask_user`` tool."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     simulator: str = Field(
         "scripted",
@@ -249,7 +249,7 @@ class AttackObjective(StrEnum):
 class AttackCall(BaseModel):
     """One tool call the attacker wants the agent to make."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     tool: str = Field(description="Tool name.")
     args: dict[str, Any] = Field(default_factory=dict, description="Arguments.")
@@ -264,7 +264,7 @@ class AttackSpec(BaseModel):
     ``data.role = "attack"`` so that metrics can tell utility from attack success.
     """
 
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
 
     goal: str = Field(description="What the attacker wants, in words.")
     vector: AttackVector = Field(description="Where the injected instructions sit.")

@@ -1,0 +1,260 @@
+"""The checks of a suite that need the tools and the check functions: one loader for all.
+
+``toolproof validate`` and ``toolproof run`` both load suites through
+:func:`load_checked_suite` (and ``validate`` single task files through
+:func:`check_target`), so what one accepts the other accepts. Beyond what the spec
+layer checks (fields, templates, numbers, paths), this checks that:
+
+* every tool a task names exists (a registered tool, a toolkit, or inline), and
+  every inline tool's ``parameters`` is a valid JSON Schema;
+* every reference solution call (and every attack call, which the gullible test
+  agent makes) names an offered tool, and its arguments, as rendered for each
+  epoch the loader checked, pass that tool's schema, the same validation the tool
+  gateway applies during a run;
+* every fault names an offered tool, and a simulated user a registered simulator;
+* every ``custom`` check's function is registered or imports (``module:attr``,
+  found on the path or in the suite directory).
+
+It lives in the engine because it needs both ``tools`` and ``scoring``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator, SchemaError
+
+from toolproof.scoring.checks import custom as custom_checks
+from toolproof.spec import (
+    CustomCheck,
+    InlineTool,
+    Problem,
+    SpecError,
+    Suite,
+    Task,
+    all_checks,
+    arith,
+    field_text,
+    load_suite,
+    render_value,
+    solution_calls,
+    suite_root_of,
+    validate_target,
+)
+from toolproof.tools import ToolImpl, load_builtin, registry, resolve_tools, toolkits
+from toolproof.tools.toolkits.user import user_simulators
+
+__all__ = ["check_suite_tasks", "check_target", "load_checked_suite", "task_problems"]
+
+
+def load_checked_suite(name_or_path: str | Path) -> Suite:
+    """Load a suite (name or folder) and run every check; what ``run`` uses.
+
+    Raises:
+        SpecError: every problem of every file, each with file, line and field.
+    """
+    suite = load_suite(name_or_path)
+    problems = check_suite_tasks(suite)
+    if problems:
+        raise SpecError(problems)
+    return suite
+
+
+def check_suite_tasks(suite: Suite) -> list[Problem]:
+    """The tool and check-function problems of every task of a loaded suite."""
+    return [
+        problem
+        for task in suite.tasks
+        for problem in task_problems(task, suite.task_file(task.id), suite.root)
+    ]
+
+
+def check_target(target: str | Path) -> tuple[int, list[Problem]]:
+    """Validate what ``toolproof validate TARGET`` names: a suite name, folder or task file.
+
+    Returns:
+        How many tasks were checked, and every problem found.
+    """
+    suite, tasks, problems = validate_target(target)
+    if problems:
+        return 0, problems
+    if suite is not None:
+        return len(tasks), check_suite_tasks(suite)
+    path = Path(target)
+    return len(tasks), [p for t in tasks for p in task_problems(t, path, suite_root_of(path))]
+
+
+class _Report:
+    def __init__(self, task: Task, file: Path) -> None:
+        self.task, self.file, self.problems = task, file, list[Problem]()
+
+    def add(self, loc: tuple[str | int, ...], message: str) -> None:
+        source = self.task.source
+        line = source.line_of(loc) if source is not None else None
+        self.problems.append(Problem(self.file, line, field_text(loc), message))
+
+
+def task_problems(task: Task, file: Path, root: Path) -> list[Problem]:
+    """Problems of one loaded task that need the tool registry or the check functions."""
+    report = _Report(task, file)
+    offered = _offered_tools(task, report)
+    if offered is not None:
+        _solution_problems(task, offered, report)
+        for index, fault in enumerate(task.faults):
+            if fault.tool not in offered:
+                report.add(
+                    ("faults", index, "tool"),
+                    f"{fault.tool!r} is not one of this task's tools ({_names(offered)})",
+                )
+    if task.user is not None and task.user.simulator not in user_simulators():
+        report.add(
+            ("user", "simulator"),
+            f"no user simulator {task.user.simulator!r}; registered: "
+            f"{', '.join(user_simulators()) or 'none'}",
+        )
+    for loc, check in all_checks(task):
+        if isinstance(check, CustomCheck):
+            problem = _custom_problem(check.function, root)
+            if problem is not None:
+                report.add((*loc, "function"), problem)
+    return sorted(report.problems, key=lambda p: p.line or 0)
+
+
+def _names(tools: dict[str, ToolImpl]) -> str:
+    return ", ".join(sorted(tools)) or "none"
+
+
+def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
+    """The task's tools by name; None (after reporting why) when one does not exist."""
+    load_builtin()
+    kits, known = toolkits(), registry()
+    missing = False
+    for index, entry in enumerate(task.tools):
+        if isinstance(entry, InlineTool):
+            try:
+                Draft202012Validator.check_schema(entry.parameters)
+            except SchemaError as exc:
+                report.add(
+                    ("tools", index, "parameters"),
+                    f"not a valid JSON Schema: {exc.message}; fix the schema",
+                )
+                missing = True
+        elif entry.endswith(".*") and entry[:-2] not in kits:
+            report.add(("tools", index), f"no toolkit {entry[:-2]!r}; toolkits: {', '.join(kits)}")
+            missing = True
+        elif not entry.endswith(".*") and entry not in known:
+            report.add(
+                ("tools", index),
+                f"no tool {entry!r}; see `toolproof list` for the known tools, or define it "
+                "inline (name, description, parameters)",
+            )
+            missing = True
+    if missing:
+        return None
+    try:
+        return {impl.schema.name: impl for impl in resolve_tools(task)}
+    except SpecError as exc:  # the checks above should have found it
+        for problem in exc.problems:
+            report.add(("tools",), problem.message)
+        return None
+
+
+def _planned_calls(template: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """The reference solution's calls and the attack's (what the gullible agent calls)."""
+    yield from solution_calls(template)
+    attack = template.get("attack")
+    calls = attack.get("calls") if isinstance(attack, dict) else None
+    for index, call in enumerate(calls if isinstance(calls, list) else []):
+        if isinstance(call, dict):
+            yield ("attack", "calls", index), call
+
+
+def _solution_problems(task: Task, offered: dict[str, ToolImpl], report: _Report) -> None:
+    epochs = task.checked_params or [{}]
+    for loc, call in _planned_calls(task.template):
+        name = call.get("tool")
+        tool = offered.get(name) if isinstance(name, str) else None
+        if tool is None:
+            report.add(
+                (*loc, "tool"), f"{name!r} is not one of this task's tools ({_names(offered)})"
+            )
+            continue
+        for epoch, params in enumerate(epochs):
+            problem = _arguments_problem(tool, call, params)
+            if problem is not None:
+                suffix = f" (as rendered for epoch {epoch})" if epoch else ""
+                report.add((*loc, "args"), f"{problem}{suffix}")
+                break
+
+
+def _arguments_problem(tool: ToolImpl, call: dict[str, Any], params: dict[str, Any]) -> str | None:
+    """Why the gateway would refuse this solution call's arguments, or None."""
+    try:
+        when = call.get("when")
+        if when is not None and not arith.evaluate(str(when), params):
+            return None
+        arguments = render_value(call.get("args") or {}, params)
+    except arith.ExpressionError:
+        return None  # the loader reports templates that cannot be computed
+    if not isinstance(arguments, dict):
+        return f"arguments must be a mapping, got {type(arguments).__name__}"
+    errors = sorted(tool.validator().iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    details = "; ".join(
+        f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors[:3]
+    )
+    return (
+        f"{tool.schema.name} would refuse these arguments: {details}; fix them to match its schema"
+    )
+
+
+@contextmanager
+def _suite_on_path(root: Path) -> Iterator[None]:
+    """The suite directory first on ``sys.path`` while its check modules import."""
+    entry = str(root)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def _custom_problem(ref: str, root: Path) -> str | None:
+    """Why a ``custom`` check's function cannot be found, or None."""
+    module, _, attr = ref.partition(":")
+    try:
+        custom_checks._load(ref)  # registered names and importable modules, as scoring finds them
+        return None
+    except LookupError as exc:
+        if not attr:
+            return str(exc)
+    except (ImportError, AttributeError):
+        pass  # try again with the suite directory on the path, for a clear message
+    except (Exception, SystemExit) as exc:  # a module that raises (or exits) as it imports
+        return f"importing {module!r} raised {type(exc).__name__}: {exc}"
+    try:
+        with _suite_on_path(root):
+            target: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except ImportError as exc:
+        return (
+            f"cannot import module {module!r} ({exc}); put {module.replace('.', '/')}.py in "
+            f"the suite directory {root} or install it"
+        )
+    except AttributeError:
+        return f"module {module!r} has no {attr!r}; check the name after ':'"
+    except (Exception, SystemExit) as exc:
+        return f"importing {module!r} raised {type(exc).__name__}: {exc}"
+    if not callable(target):
+        return f"{ref} is not callable; name a function"
+    return None
