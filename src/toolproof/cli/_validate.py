@@ -15,6 +15,7 @@ def validate(paths: tuple[Path, ...]) -> None:
     Every problem is printed as FILE:LINE: FIELD: MESSAGE; the exit status is 1
     when any is found.
     """
+    from toolproof.scoring import check_custom_imports, check_levels
     from toolproof.spec import SpecError, load_suite, validate_paths
     from toolproof.tools import resolve_tools
 
@@ -29,8 +30,10 @@ def validate(paths: tuple[Path, ...]) -> None:
     for path in paths:
         if path.is_dir() and (path / "suite.yaml").is_file() and not problems:
             suite = load_suite(path)
+            problems.extend(check_custom_imports(suite))
             for task in suite.tasks:
                 checked += 1
+                problems.extend(f"{suite.task_file(task.id)}: {p}" for p in check_levels(task))
                 try:
                     resolve_tools(task)
                 except SpecError as exc:
