@@ -8,7 +8,8 @@ Levels mean progress (the rule is written down in ``docs/metrics.md``):
 * **perfect**: every check passes, the episode completed, and the agent made at
   most ``r + ceil(r / 2)`` tool calls, ``r`` being the reference solution's calls;
 * **acceptable**: every check passes and the episode completed;
-* **partial**: at least half of the *progress* weight is earned (and some is);
+* **partial**: at least half of the *progress* weight is earned (a task's rule may
+  set another share, or none: then any progress above zero);
 * **fail**: anything else.
 
 Only progress checks (:mod:`toolproof.scoring.roles`) count toward the
@@ -110,8 +111,6 @@ def grade(
         return Level.PERFECT, fraction
     if completed and _meets(acceptable, results, fraction, tool_calls, steps):
         return Level.ACCEPTABLE, fraction
-    min_share = partial.min_fraction if partial.min_fraction else 0.5
-    rule = partial.model_copy(update={"min_fraction": min_share})
-    if fraction > 0 and _meets(rule, results, fraction, tool_calls, steps):
+    if fraction > 0 and _meets(partial, results, fraction, tool_calls, steps):
         return Level.PARTIAL, fraction
     return Level.FAIL, fraction

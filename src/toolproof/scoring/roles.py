@@ -97,9 +97,8 @@ def _rule_problems(level: str, rule: LevelRule, roles: dict[str, Role]) -> list[
             for n in unknown
         )
         named_progress = [n for n in rule.checks if roles.get(n) is Role.PROGRESS]
-        # partial without min_fraction needs half the progress weight (the default)
-        share = rule.min_fraction if level != "partial" or rule.min_fraction is not None else 0.5
-        if not unknown and not named_progress and not share:
+        # partial always needs progress above 0 at scoring time; a pass level does not
+        if level != "partial" and not unknown and not named_progress and not rule.min_fraction:
             shown = rule.checks or "[]"
             problems.append(
                 f"{where}: checks {shown} are all guards (they pass when the agent does "
