@@ -162,3 +162,13 @@ def test_a_broken_custom_check_makes_the_episode_a_task_error() -> None:
     result = score([SAYS_7, broken], answer="7", calls=[LOOKUP])
     assert (result.task_error, result.passed, result.level) == (True, False, Level.FAIL)
     assert result.failure_mode is None  # nothing is blamed on the agent
+
+
+def test_vetoes_keep_their_failure_modes() -> None:
+    collateral = score([SAYS_7, KEPT], answer="7", mutate=_set("A", 8))
+    assert collateral.failure_mode == "collateral_damage"
+    broken = {"kind": "state", "records": {"products.B.stock": 1}}
+    damaged = score([SAYS_7, broken], answer="7", mutate=_set("B", 0), **TWO)
+    assert damaged.failure_mode == "collateral_damage"
+    forbidden = score([SAYS_7, NO_ADJUST], answer="7", calls=[LOOKUP, ADJUST])
+    assert (forbidden.failure_mode, forbidden.failure_step) == ("forbidden_action_or_output", 1)
