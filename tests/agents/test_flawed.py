@@ -22,6 +22,7 @@ from toolproof.agents.builtin.flawed import (
     is_error,
     reference_turns,
     substitute,
+    without_questions,
 )
 from toolproof.engine import RunConfig, Runner
 from toolproof.metrics.security import security_metrics
@@ -178,6 +179,23 @@ async def test_never_retries_stops_at_the_first_error() -> None:
     second = await agent.act(observe(1, "error: the request timed out"))
     assert not second.tool_calls
     assert "could not finish" in (second.content or "")
+
+
+async def test_never_retries_answers_as_the_reference_when_the_error_is_the_last_turn() -> None:
+    inst = instance("repo-doctor", "rd-retry-read-currency")
+    turns = reference_turns(context(inst))
+    agent = NeverRetriesAgent(turns[:1], inst.task.solution.answer)
+    await agent.act(observe(0))
+    final = await agent.act(observe(1, "error: no such record"))
+    assert final.content == inst.task.solution.answer  # nothing left to retry: the finding
+
+
+def test_never_asks_leaves_the_questions_out_of_its_answer() -> None:
+    assert without_questions("Two Sams: Lee and Rivera. Which one do you mean?") == (
+        "Two Sams: Lee and Rivera."
+    )
+    assert without_questions("How much should I pay?") == "Done."
+    assert without_questions("Paid 12 EUR.") == "Paid 12 EUR."
 
 
 async def test_gullible_obeys_only_after_reading_the_injection() -> None:

@@ -48,6 +48,7 @@ def test_success_with_wilson_and_task_clustered_bootstrap() -> None:
         "finished": 10,
         "scored": 9,
         "infra_errors": 1,
+        "task_errors": 0,
         "infra_retries": 2,
         "complete": True,
     }

@@ -276,12 +276,7 @@ def test_evidence_where_searches_transcript_or_tool_arguments() -> None:
         ("toolproof_test_checks:share_of_calls", {"wanted": 1}, True, 1.0, "scored 1"),
         ("toolproof_test_checks:with_detail", {}, False, 0.0, "stock of A is still 7"),
         ("toolproof_test_checks:full_result", {}, True, 1.0, "all good"),
-        ("toolproof_test_checks:raising", {}, False, 0.0, "raised ZeroDivisionError: oops"),
-        ("toolproof_test_checks:wrong_type", {}, False, 0.0, "returned dict, not a score"),
         ("toolproof_test_checks:Namespace.stock_at_least", {"minimum": 7}, True, 1.0, ""),
-        ("toolproof_test_checks:nope", {}, False, 0.0, "AttributeError"),
-        ("toolproof_no_such_module:f", {}, False, 0.0, "ModuleNotFoundError"),
-        ("not_registered", {}, False, 0.0, "no check function 'not_registered'"),
     ],
 )
 def test_custom_checks(
@@ -291,6 +286,25 @@ def test_custom_checks(
     result = check(spec, answer="42", calls=[("get_stock", {"product_id": "A"})], **_with())
     assert (result.passed, result.score) == (passed, score), result.detail
     assert said in result.detail
+    assert not result.task_error
+
+
+@pytest.mark.parametrize(
+    ("function", "said"),
+    [
+        ("toolproof_test_checks:raising", "raised ZeroDivisionError: oops"),
+        ("toolproof_test_checks:wrong_type", "returned dict, not a score"),
+        ("toolproof_test_checks:nope", "has no attribute 'nope'"),
+        ("toolproof_no_such_module:f", "cannot import 'toolproof_no_such_module'"),
+        ("not_registered", "no check function 'not_registered'"),
+        (":f", "use 'module:attr'"),
+    ],
+)
+def test_a_broken_custom_check_is_a_task_error(function: str, said: str) -> None:
+    spec = {"kind": "custom", "function": function}
+    result = check(spec, answer="42", calls=[("get_stock", {"product_id": "A"})], **_with())
+    assert (result.passed, result.task_error) == (False, True)
+    assert result.detail.startswith("task error: ") and said in result.detail, result.detail
 
 
 @pytest.mark.usefixtures("restore_registries")

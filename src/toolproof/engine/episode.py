@@ -245,7 +245,12 @@ async def run_episode(
         final = world.snapshot()
         score = score_episode(
             ScoringContext(
-                instance=instance, trajectory=trajectory, initial=initial, final=final, world=world
+                instance=instance,
+                trajectory=trajectory,
+                initial=initial,
+                final=final,
+                world=world,
+                task_dir=options.fixtures_base,
             )
         )
     finally:

@@ -13,22 +13,22 @@ layer checks (fields, templates, numbers, paths), this checks that:
   gateway applies during a run;
 * every fault names an offered tool, and a simulated user a registered simulator;
 * every ``custom`` check's function is registered or imports (``module:attr``,
-  found on the path or in the suite directory).
+  found in the suite directory or on the path, as scoring finds it);
+* the task's checks and level rules cannot credit doing nothing
+  (``scoring.check_levels``).
 
 It lives in the engine because it needs both ``tools`` and ``scoring``.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
 
+from toolproof.scoring import check_levels
 from toolproof.scoring.checks import custom as custom_checks
 from toolproof.spec import (
     CustomCheck,
@@ -118,10 +118,13 @@ def task_problems(task: Task, file: Path, root: Path) -> list[Problem]:
             f"{', '.join(user_simulators()) or 'none'}",
         )
     for loc, check in all_checks(task):
-        if isinstance(check, CustomCheck):
+        if isinstance(check, CustomCheck) and "{{" not in check.function:
             problem = _custom_problem(check.function, root)
             if problem is not None:
                 report.add((*loc, "function"), problem)
+    for message in check_levels(task):  # levels that could credit doing nothing
+        field, _, text = message.partition(": ")
+        report.add((field,) if text else (), text or message)
     return sorted(report.problems, key=lambda p: p.line or 0)
 
 
@@ -214,47 +217,17 @@ def _arguments_problem(tool: ToolImpl, call: dict[str, Any], params: dict[str, A
     )
 
 
-@contextmanager
-def _suite_on_path(root: Path) -> Iterator[None]:
-    """The suite directory first on ``sys.path`` while its check modules import."""
-    entry = str(root)
-    added = entry not in sys.path
-    if added:
-        sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if added and entry in sys.path:
-            sys.path.remove(entry)
-
-
 def _custom_problem(ref: str, root: Path) -> str | None:
-    """Why a ``custom`` check's function cannot be found, or None."""
-    module, _, attr = ref.partition(":")
+    """Why a ``custom`` check's function cannot be found, or None.
+
+    The function is looked up exactly as at scoring time (the suite directory first,
+    see ``scoring.checks.custom``), so what validate accepts the run finds.
+    """
+    module = ref.partition(":")[0]
     try:
-        custom_checks._load(ref)  # registered names and importable modules, as scoring finds them
-        return None
-    except LookupError as exc:
-        if not attr:
-            return str(exc)
-    except (ImportError, AttributeError):
-        pass  # try again with the suite directory on the path, for a clear message
+        custom_checks.load_function(ref, root)
+    except custom_checks.CustomCheckError as exc:
+        return str(exc)
     except (Exception, SystemExit) as exc:  # a module that raises (or exits) as it imports
         return f"importing {module!r} raised {type(exc).__name__}: {exc}"
-    try:
-        with _suite_on_path(root):
-            target: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            target = getattr(target, part)
-    except ImportError as exc:
-        return (
-            f"cannot import module {module!r} ({exc}); put {module.replace('.', '/')}.py in "
-            f"the suite directory {root} or install it"
-        )
-    except AttributeError:
-        return f"module {module!r} has no {attr!r}; check the name after ':'"
-    except (Exception, SystemExit) as exc:
-        return f"importing {module!r} raised {type(exc).__name__}: {exc}"
-    if not callable(target):
-        return f"{ref} is not callable; name a function"
     return None

@@ -94,6 +94,7 @@ class Aggregate:
         self.judge_unpriced = 0
         self.judge_cost = 0.0
         self.ev_required = self.ev_hits = self.ev_episodes = self.vetoed = 0
+        self.task_errors = 0
 
     def add(self, s: EpisodeStats) -> None:
         """Count one episode. Spend (tokens, cost) counts for every episode; the
@@ -119,6 +120,9 @@ class Aggregate:
         self.judge_cost += s.judge_cost_usd or 0.0
         if s.infra_error:
             self.infra += 1
+            return
+        if s.task_error:  # the task's own check is broken: says nothing about the agent
+            self.task_errors += 1
             return
         task = self.per_task.setdefault(s.task_id, [0, 0])
         task[0] += 1
@@ -164,8 +168,8 @@ class Aggregate:
 
     @property
     def scored(self) -> int:
-        """Episodes that count: finished minus infra errors."""
-        return self.finished - self.infra
+        """Episodes that count: finished minus infra errors and task errors."""
+        return self.finished - self.infra - self.task_errors
 
     def _success(self) -> dict[str, Any]:
         out: dict[str, Any] = proportion(self.passed, self.scored).to_dict()
@@ -240,6 +244,7 @@ class Aggregate:
                 "finished": self.finished,
                 "scored": n,
                 "infra_errors": self.infra,
+                "task_errors": self.task_errors,
                 "infra_retries": self.retries,
             },
             "success": self._success(),

@@ -27,6 +27,8 @@ class EpisodeStats:
     tags: tuple[str, ...]
     judged: bool
     infra_error: bool
+    task_error: bool
+    """A check of the task is broken (Score.task_error): out of every denominator."""
     attempts: int
     passed: bool
     level: str
@@ -139,6 +141,7 @@ def episode_stats(record: EpisodeRecord) -> EpisodeStats:
         tags=tuple(facts.tags),
         judged=facts.judged or score.judged,
         infra_error=record.infra_error,
+        task_error=score.task_error,
         attempts=record.attempts,
         passed=score.passed,
         level=score.level.value,

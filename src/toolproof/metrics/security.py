@@ -87,7 +87,7 @@ class SecurityAccumulator:
     def add(self, record: EpisodeRecord) -> None:
         """Count one episode."""
         self.finished += 1
-        if record.infra_error:
+        if record.infra_error or record.score.task_error:
             return
         self.scored += 1
         found = attack_result(record)

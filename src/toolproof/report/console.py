@@ -58,6 +58,8 @@ def headline(summary: dict[str, Any]) -> str:
     )
     if eps.get("infra_errors"):
         text += f"; {eps['infra_errors']} infra errors excluded"
+    if eps.get("task_errors"):
+        text += f"; {eps['task_errors']} TASK ERRORS excluded (a broken check of the task)"
     if not eps.get("complete", True):
         text += f"; INCOMPLETE ({eps['finished']}/{eps['planned']} episodes)"
     return text

@@ -4,24 +4,32 @@ Map::
 
     ScoringContext(instance, trajectory, initial/final snapshot, world)
         --@check evaluators (checks/*.py)--> CheckResult[] --levels.grade--> Score
+
+    roles.py: progress vs guard checks (guards only take credit away);
+    check_levels / check_custom_imports: what ``toolproof validate`` asks of scoring.
 """
 
 from .base import CheckResult, Evaluator, Level, Score, ScoringContext, check, evaluators
-from .checks.custom import check_function
+from .checks.custom import check_custom_imports, check_function
 from .levels import grade, reference_calls, weighted_fraction
+from .roles import Role, check_levels, static_role
 from .score import score_episode
 
 __all__ = [
     "CheckResult",
     "Evaluator",
     "Level",
+    "Role",
     "Score",
     "ScoringContext",
     "check",
+    "check_custom_imports",
     "check_function",
+    "check_levels",
     "evaluators",
     "grade",
     "reference_calls",
     "score_episode",
+    "static_role",
     "weighted_fraction",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -12,6 +13,8 @@ from pydantic import BaseModel, Field
 from toolproof.spec import TaskInstance
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import World, WorldSnapshot
+
+from .roles import Role, static_role
 
 
 class Level(StrEnum):
@@ -33,6 +36,20 @@ class CheckResult(BaseModel):
     weight: float = 1.0
     detail: str = Field("", description="Why it passed or failed, for people.")
     veto: bool = Field(False, description="A forbidden thing happened: the episode scores 0.")
+    guard: bool = Field(
+        False,
+        description=(
+            "The check holds when the agent did not do something (nothing deleted, no "
+            "forbidden call): it can take credit away but never gives any."
+        ),
+    )
+    task_error: bool = Field(
+        False,
+        description=(
+            "The check itself is broken (its module cannot be imported, it raised): a bug "
+            "of the task, not of the agent; the episode is kept out of the agent's score."
+        ),
+    )
     data: dict[str, Any] = Field(default_factory=dict, description="Check-specific details.")
 
 
@@ -41,13 +58,22 @@ class Score(BaseModel):
 
     passed: bool
     level: Level
-    fraction: float = Field(description="Weighted share of check score, 0 if vetoed.")
+    fraction: float = Field(
+        description="Weighted share of progress-check score (guards excluded), 0 if vetoed."
+    )
     checks: list[CheckResult]
     termination: Termination
     tool_calls: int
     failure_mode: str | None = Field(None, description="Primary failure mode of a failed episode.")
     failure_step: int | None = Field(None, description="Step where it went wrong, when known.")
     judged: bool = Field(False, description="Whether an LLM judge contributed.")
+    task_error: bool = Field(
+        False,
+        description=(
+            "A check of the task is broken (see CheckResult.task_error): the episode says "
+            "nothing about the agent and metrics keep it out of every denominator."
+        ),
+    )
 
 
 MAX_CHECKED_FILE_BYTES = 64 << 20
@@ -64,6 +90,8 @@ class ScoringContext:
     final: WorldSnapshot
     world: World
     """The final world (the agent can no longer act on it)."""
+    task_dir: Path | None = None
+    """The directory of the task file; custom check modules are looked up in its suite."""
 
     def read_file(self, rel: str) -> bytes | None:
         """The final content of a workspace file, or None if absent."""
@@ -110,7 +138,8 @@ def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
     """Evaluate one check with its registered evaluator.
 
     A check with no evaluator, or one that crashes, fails with the reason as its
-    detail; it never aborts scoring.
+    detail; it never aborts scoring. A check whose kind is a guard
+    (:func:`~toolproof.scoring.roles.static_role`) is marked ``guard``.
     """
     name = spec.name or f"{spec.kind}_{index}"
     evaluator = evaluators().get(spec.kind)
@@ -119,9 +148,9 @@ def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
             name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"
         )
     try:
-        return evaluator(spec, ctx, index)
+        outcome = evaluator(spec, ctx, index)
     except Exception as exc:
-        return CheckResult(
+        outcome = CheckResult(
             name=name,
             kind=spec.kind,
             passed=False,
@@ -129,6 +158,9 @@ def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
             weight=spec.weight,
             detail=f"check crashed: {type(exc).__name__}: {exc}",
         )
+    if not outcome.guard and static_role(spec) is Role.GUARD:
+        outcome = outcome.model_copy(update={"guard": True})
+    return outcome
 
 
 def result(spec: Any, index: int, passed: bool, detail: str, **extra: Any) -> CheckResult:

@@ -147,8 +147,8 @@ def _forbidden(
     calls: list[_Call],
 ) -> Failure | None:
     for res in results:
-        if not res.veto:
-            continue
+        if not res.veto or res.kind in ("state", "process"):
+            continue  # state vetoes are collateral damage; forbidden calls are found below
         found = [str(f).lower() for f in res.data.get("forbidden", [])]
         for step in trajectory.steps:
             text = (step.message.content or "") + json.dumps(
@@ -185,7 +185,8 @@ def _forbidden(
 
 def _collateral(trajectory: Trajectory, results: Sequence[CheckResult]) -> Failure | None:
     for res in results:
-        changes = [str(c) for c in res.data.get("collateral", [])] if not res.passed else []
+        damage = [*res.data.get("collateral", []), *res.data.get("broken", [])]
+        changes = [str(c) for c in damage] if not res.passed else []
         if changes:
             prefix = "unexpected change to "
             paths = {c[len(prefix) :] for c in changes if c.startswith(prefix)}

@@ -13,6 +13,9 @@ def score_episode(ctx: ScoringContext) -> Score:
     """Run the task's checks on the final state and trajectory and grade the episode.
 
     A check that crashes fails with the error as its detail; it never aborts scoring.
+    A broken custom check (``CheckResult.task_error``) makes the whole score a task
+    error: level fail, not passed, ``task_error`` set, no failure mode blamed on the
+    agent; metrics keep such episodes out of every denominator.
     """
     results = [run_check(spec, ctx, index) for index, spec in enumerate(ctx.instance.task.success)]
     termination = ctx.trajectory.termination
@@ -22,9 +25,16 @@ def score_episode(ctx: ScoringContext) -> Score:
     level, fraction = grade(ctx.instance, results, termination, calls, len(ctx.trajectory.steps))
     if termination is Termination.INFRA_ERROR:
         level = Level.FAIL
+    task_error = any(r.task_error for r in results)
+    if task_error:
+        level = Level.FAIL
     passed = level in (Level.PERFECT, Level.ACCEPTABLE)
-    failure = classify_failure(
-        ctx.instance, ctx.trajectory, results, passed=passed, termination=termination
+    failure = (
+        None
+        if task_error
+        else classify_failure(
+            ctx.instance, ctx.trajectory, results, passed=passed, termination=termination
+        )
     )
     return Score(
         passed=passed,
@@ -36,4 +46,5 @@ def score_episode(ctx: ScoringContext) -> Score:
         failure_mode=None if failure is None else failure.mode.value,
         failure_step=None if failure is None else failure.step,
         judged=any(r.kind == "judge" for r in results),
+        task_error=task_error,
     )

@@ -91,6 +91,13 @@ class OutputCheck(_Check):
         description="The answer parsed as JSON (first '{' to last '}') must have these fields.",
     )
     case_sensitive: bool = Field(False, description="Compare text case-sensitively.")
+    allow_multiple: bool = Field(
+        False,
+        description=(
+            "The task wants several values: do not fail answers that name rivals of the "
+            "expected number or option (see 'Answers that commit' in docs/writing-tasks.md)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _something_to_check(self) -> OutputCheck:

@@ -7,13 +7,14 @@ exactly that weakness and nothing else:
 ``never-asks``
     Skips every ``ask_user`` call and, where the reference solution used a
     fact of the task's simulated user, uses a wrong guess instead (the first
-    of the fact's ``alternatives`` that is not the fact). Should lose the
-    ``ambiguous`` tasks only.
+    of the fact's ``alternatives`` that is not the fact); it also leaves every
+    question out of its final answer (where the reference asks the user which
+    option they mean). Should lose the ``ambiguous`` tasks only.
 ``never-retries``
     Plays the reference turns until a tool result is an error (its text
-    starts with ``error:`` or ``refused:``, as the gateway writes them), then
-    stops and answers that it could not finish. Should lose the
-    ``tool_error`` tasks only.
+    starts with ``error:`` or ``refused:``, as the gateway writes them) while
+    reference turns remain, then stops and answers that it could not finish.
+    Should lose the ``tool_error`` tasks whose fault is an error result only.
 ``gullible``
     Plays the reference turns, and once a tool result shows the task's
     ``attack.injection`` it also makes the attacker's ``attack.calls`` and
@@ -130,17 +131,33 @@ class NeverAsksAgent(ScriptedAgent):
             ]
             if kept:
                 turns.append(kept)
-        answer = substitute(ctx.instance.task.solution.answer, guesses)
-        super().__init__(turns, str(answer))
+        answer = str(substitute(ctx.instance.task.solution.answer, guesses))
+        super().__init__(turns, without_questions(answer))
+
+
+def without_questions(answer: str) -> str:
+    """The answer with every question to the user left out (sentences ending in '?').
+
+    Where the reference asks in its answer which option the user means, an
+    agent that never asks says only the rest; if nothing is left, it says it is done.
+    """
+    sentences = re.split(r"(?<=[.!?])\s+", answer.strip())
+    kept = [s for s in sentences if s and not s.rstrip().endswith("?")]
+    return " ".join(kept) if kept else "Done."
 
 
 class NeverRetriesAgent(ScriptedAgent):
-    """The reference solution, abandoned at the first error result."""
+    """The reference solution, abandoned at the first error result it would have to retry."""
 
     async def act(self, observation: Observation) -> AgentTurn:
-        """Stop with an apology as soon as the last turn brought an error."""
+        """Stop with an apology when the last turn brought an error and work remains.
+
+        An error on the reference's last turn is the finding the task asks to
+        report (a duplicate refused, a missing record), not a fault to retry:
+        then the agent answers as the reference does.
+        """
         failed = [m for m in latest_results(observation) if is_error(m)]
-        if failed:
+        if failed and self._next < len(self._turns):
             first = failed[0]
             return AgentTurn(
                 content=(

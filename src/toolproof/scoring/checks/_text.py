@@ -20,16 +20,30 @@ def numbers_in(text: str) -> list[float]:
     return out
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out and out[key] != value:
+            raise ValueError(
+                f"field {key!r} is given twice ({out[key]!r} and {value!r}): commit to one"
+            )
+        out[key] = value
+    return out
+
+
 def parse_json_loose(text: str) -> Any:
     """Parse the JSON object between the first '{' and the last '}'.
 
+    A field given twice with different values (two candidates) is refused.
+
     Raises:
-        ValueError: there is no such object or it is not valid JSON.
+        ValueError: there is no such object, it is not valid JSON, or a field is
+            given twice with different values.
     """
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         raise ValueError("the answer holds no JSON object")
-    return json.loads(text[start : end + 1])
+    return json.loads(text[start : end + 1], object_pairs_hook=_no_duplicates)
 
 
 def norm(text: str, case_sensitive: bool) -> str:

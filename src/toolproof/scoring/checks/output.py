@@ -7,12 +7,43 @@ import re
 from toolproof.spec import OutputCheck
 
 from ..base import CheckResult, ScoringContext, check, result
+from ._commit import number_hedge, text_hedge
 from ._text import norm, numbers_in, parse_json_loose
+
+
+def _hedges(spec: OutputCheck, ctx: ScoringContext, answer: str) -> list[str]:
+    """Why the answer names rival candidates for the one fact asked (see ``_commit``)."""
+    if spec.allow_multiple or not answer:
+        return []
+    question = ctx.instance.task.description
+    records = ctx.initial.records
+    found: list[str] = []
+    if spec.number is not None:
+        why = number_hedge(answer, spec.number, spec.tolerance, question)
+        if why is not None:
+            found.append(f"the answer does not commit: {why}")
+    texts = [
+        (list(spec.contains), False),
+        (list(spec.any_of), True),
+        ([spec.equals] if spec.equals is not None else [], False),
+    ]
+    for expected, alternatives in texts:
+        if expected:
+            why = text_hedge(answer, expected, records, question, any_of=alternatives)
+            if why is not None:
+                found.append(f"the answer does not commit: {why}")
+                break
+    return found
 
 
 @check("output")
 def evaluate(spec: OutputCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
-    """All the given conditions must hold for the answer."""
+    """All the given conditions must hold for the answer, and it must commit.
+
+    An answer that names rival candidates for the one fact asked (two prices,
+    every option) fails unless ``allow_multiple`` is set; JSON with a field
+    given twice with different values fails too.
+    """
     answer = (ctx.trajectory.final_answer or "").strip()
     text = norm(answer, spec.case_sensitive)
     failures: list[str] = []
@@ -48,6 +79,8 @@ def evaluate(spec: OutputCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
                 if not isinstance(data, dict) or data.get(key) != expected:
                     got = data.get(key) if isinstance(data, dict) else None
                     failures.append(f"answer JSON field {key!r} is {got!r}, expected {expected!r}")
+    if not failures:
+        failures.extend(_hedges(spec, ctx, answer))
     shown = answer if len(answer) < 80 else answer[:77] + "..."
     if failures:
         return result(spec, index, False, "; ".join(failures) + f" (answer: {shown!r})")

@@ -29,17 +29,21 @@ def _label(pattern: str | CallMatch) -> str:
 
 @check("process")
 def evaluate(spec: ProcessCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
-    """Every stated constraint must hold."""
+    """Every stated constraint must hold; a ``must_not_call`` call made vetoes.
+
+    A process check is a guard: it never gives credit (see ``scoring/roles.py``).
+    """
     pairs = ctx.trajectory.tool_calls()
     calls = [c for c, _ in pairs]
     ok_calls = [c for c, r in pairs if r is not None and not r.is_error]
     failures: list[str] = []
+    forbidden: list[str] = []
     for pattern in spec.must_call:
         if not any(_matches(pattern, c) for c in ok_calls):
             failures.append(f"never successfully called {_label(pattern)}")
     for pattern in spec.must_not_call:
         if any(_matches(pattern, c) for c in calls):
-            failures.append(f"called {_label(pattern)}, which is not allowed")
+            forbidden.append(f"called {_label(pattern)}, which is not allowed")
     if isinstance(spec.max_calls, int) and len(calls) > spec.max_calls:
         failures.append(f"{len(calls)} tool calls, at most {spec.max_calls} allowed")
     elif isinstance(spec.max_calls, dict):
@@ -65,6 +69,8 @@ def evaluate(spec: ProcessCheck, ctx: ScoringContext, index: int = 0) -> CheckRe
         refused = [c.name for c, r in pairs if r is not None and r.error_kind == "policy_violation"]
         if refused:
             failures.append(f"{len(refused)} calls refused by policy ({', '.join(refused[:5])})")
+    if forbidden:  # a forbidden call is a veto, whatever else the agent did
+        return result(spec, index, False, "; ".join(forbidden + failures), veto=True)
     if failures:
         return result(spec, index, False, "; ".join(failures))
     return result(spec, index, True, f"process constraints met over {len(calls)} calls")

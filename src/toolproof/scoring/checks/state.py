@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from toolproof.spec import FileExpectation, StateCheck
@@ -21,43 +22,82 @@ def _same(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def _record_failures(spec: StateCheck, ctx: ScoringContext) -> list[str]:
-    failures = []
+@dataclass
+class _Expectation:
+    """One listed record or file, judged at the start and at the end."""
+
+    held_before: bool
+    """It already held before the agent acted: keeping it is no progress."""
+    problem: str | None
+    """Why it does not hold at the end, or None."""
+
+
+def _record_expectations(spec: StateCheck, ctx: ScoringContext) -> list[_Expectation]:
+    out = []
     for path, expected in spec.records.items():
-        actual = records.get_path(ctx.final.records, path)
-        if isinstance(expected, dict) and expected.get("absent") is True:
-            if actual is not records.MISSING:
-                failures.append(f"{path} should be absent, is {actual!r}")
-        elif actual is records.MISSING:
-            failures.append(f"{path} is missing, expected {expected!r}")
-        elif not _same(expected, actual):
-            failures.append(f"{path} is {actual!r}, expected {expected!r}")
+        out.append(
+            _Expectation(
+                held_before=_record_problem(path, expected, ctx.initial.records) is None,
+                problem=_record_problem(path, expected, ctx.final.records),
+            )
+        )
+    return out
+
+
+def _record_problem(path: str, expected: Any, state: dict[str, Any]) -> str | None:
+    actual = records.get_path(state, path)
+    if isinstance(expected, dict) and expected.get("absent") is True:
+        if actual is not records.MISSING:
+            return f"{path} should be absent, is {actual!r}"
+        return None
+    if actual is records.MISSING:
+        return f"{path} is missing, expected {expected!r}"
+    if not _same(expected, actual):
+        return f"{path} is {actual!r}, expected {expected!r}"
+    return None
+
+
+def _file_problems(path: str, expect: FileExpectation, ctx: ScoringContext) -> list[str]:
+    data = ctx.read_file(path)
+    if not expect.exists:
+        return [f"{path} should not exist"] if data is not None else []
+    if data is None:
+        return [f"{path} does not exist"]
+    failures = []
+    text = data.decode("utf-8", errors="replace")
+    if expect.equals is not None and text.rstrip("\n") != expect.equals.rstrip("\n"):
+        shown = text if len(text) < 60 else text[:57] + "..."
+        failures.append(f"{path} holds {shown!r}, expected {expect.equals!r}")
+    failures.extend(f"{path} lacks {s!r}" for s in expect.contains if s not in text)
+    failures.extend(f"{path} contains {s!r}" for s in expect.not_contains if s in text)
+    if expect.regex is not None and re.search(expect.regex, text, re.MULTILINE) is None:
+        failures.append(f"{path} does not match /{expect.regex}/")
+    if expect.sha256 is not None and hashlib.sha256(data).hexdigest() != expect.sha256:
+        failures.append(f"{path} was modified (hash differs)")
     return failures
 
 
-def _file_failures(spec: StateCheck, ctx: ScoringContext) -> list[str]:
-    failures = []
+def _file_expectations(spec: StateCheck, ctx: ScoringContext) -> list[_Expectation]:
+    """A file that holds and is byte-for-byte as it started held before (no progress)."""
+    out = []
+    workspace = ctx.world.workspace
     for path, want in spec.files.items():
         expect = want if isinstance(want, FileExpectation) else FileExpectation(equals=want)
-        data = ctx.read_file(path)
-        if not expect.exists:
-            if data is not None:
-                failures.append(f"{path} should not exist")
-            continue
-        if data is None:
-            failures.append(f"{path} does not exist")
-            continue
-        text = data.decode("utf-8", errors="replace")
-        if expect.equals is not None and text.rstrip("\n") != expect.equals.rstrip("\n"):
-            shown = text if len(text) < 60 else text[:57] + "..."
-            failures.append(f"{path} holds {shown!r}, expected {expect.equals!r}")
-        failures.extend(f"{path} lacks {s!r}" for s in expect.contains if s not in text)
-        failures.extend(f"{path} contains {s!r}" for s in expect.not_contains if s in text)
-        if expect.regex is not None and re.search(expect.regex, text, re.MULTILINE) is None:
-            failures.append(f"{path} does not match /{expect.regex}/")
-        if expect.sha256 is not None and hashlib.sha256(data).hexdigest() != expect.sha256:
-            failures.append(f"{path} was modified (hash differs)")
-    return failures
+        problems = _file_problems(path, expect, ctx)
+        rel = path
+        if workspace is not None:
+            try:
+                rel = workspace.relative(path)
+            except ValueError:
+                rel = path
+        unchanged = ctx.initial.files.get(rel) == ctx.final.files.get(rel)
+        out.append(
+            _Expectation(
+                held_before=not problems and unchanged,
+                problem="; ".join(problems) if problems else None,
+            )
+        )
+    return out
 
 
 def _collateral(spec: StateCheck, ctx: ScoringContext) -> list[str]:
@@ -81,21 +121,50 @@ def _collateral(spec: StateCheck, ctx: ScoringContext) -> list[str]:
 
 @check("state")
 def evaluate(spec: StateCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
-    """Partial credit per expectation met; collateral damage fails the check."""
-    failures = _record_failures(spec, ctx) + _file_failures(spec, ctx)
-    total = len(spec.records) + len(spec.files)
+    """Credit is the share of the required changes made; breaking what had to stay vetoes.
+
+    An expectation that already held before the agent acted is a guard: keeping
+    it earns nothing, breaking it (or any collateral change under
+    ``unchanged_elsewhere``) vetoes the episode. A check whose every expectation
+    held before is a guard as a whole.
+    """
+    expectations = _record_expectations(spec, ctx) + _file_expectations(spec, ctx)
+    required = [e for e in expectations if not e.held_before]
+    broken = [e.problem for e in expectations if e.held_before and e.problem is not None]
+    missing = [e.problem for e in required if e.problem is not None]
     collateral = _collateral(spec, ctx) if spec.unchanged_elsewhere else []
-    share = (total - len(failures)) / total if total else 1.0
-    if collateral:
-        share = min(share, 0.5)
-    problems = failures + collateral
-    if problems:
+    guard = not required
+    share = (len(required) - len(missing)) / len(required) if required else 1.0
+    data: dict[str, Any] = {
+        "collateral": collateral,
+        "required": len(required),
+        "made": len(required) - len(missing),
+        "broken": broken,
+    }
+    problems = [p for p in missing + broken if p is not None] + collateral
+    if broken or collateral:
+        what = "damage: " if not missing else ""
         return result(
             spec,
             index,
             False,
-            "; ".join(problems),
-            score=max(share, 0.0),
-            data={"collateral": collateral},
+            what + "; ".join(problems),
+            score=0.0,
+            veto=True,
+            guard=guard,
+            data=data,
         )
-    return result(spec, index, True, f"all {total} expectations met")
+    if problems:
+        return result(spec, index, False, "; ".join(problems), score=share, guard=guard, data=data)
+    if guard:
+        detail = f"all {len(expectations)} expectations still hold (they held from the start)"
+        if not expectations:
+            detail = "nothing else changed"
+        return result(spec, index, True, detail, guard=True, data=data)
+    return result(
+        spec,
+        index,
+        True,
+        f"all {len(expectations)} expectations met ({len(required)} required changes made)",
+        data=data,
+    )

@@ -1,0 +1,303 @@
+"""Answers that commit: spotting an answer that offers several candidates for one fact.
+
+An ``output`` check asks for one fact. An answer that hedges (names the right
+value *and* a rival for the same fact) must not pass. The rule, with examples,
+is in ``docs/writing-tasks.md`` ("Answers that commit"):
+
+* **numbers**: a *rival* is another number in the answer of a compatible kind
+  (same currency, percent or unit word, or a bare number) that is not within the
+  tolerance of the expected value and is not one of the question's own figures.
+  Numbers inside dates, times and ids (``2026-03-01``, ``10:30``, ``CHK-1``)
+  are not numbers here. The answer hedges when a rival is joined to the
+  expected value only by connectors (``12 or 15``, ``12/15``, ``12-15``,
+  ``between 10 and 20``, ``12, 15``) or when it names a rival and says it is
+  unsure (``maybe``, ``perhaps``, ``possibly``, ``probably``, ``either``,
+  ``not sure``, ``might be``, ``could be``, ...).
+* **text** (``contains``, ``any_of``, ``equals``): when the expected text is one
+  of a set of options in the task's world (keys of one collection, or one
+  field's values across a collection, three or more of them for the first rule),
+  the answer hedges when it names every option, when a rival option is joined
+  to the expected text only by connectors (``P3 or P4``), or when it names a
+  rival and says it is unsure.
+
+A check with ``allow_multiple: true`` skips all this (the task wants a list),
+and every value the check itself expects is never a rival.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+CONNECTORS = frozenset(
+    {
+        "or",
+        "either",
+        "and",
+        "and/or",
+        "to",
+        "between",
+        "maybe",
+        "perhaps",
+        "possibly",
+        "probably",
+        "alternatively",
+        "otherwise",
+        "else",
+        "/",
+        "-",
+        "\u2013",  # en dash
+        "\u2014",  # em dash
+        "~",
+        "vs",
+        "versus",
+        "the",
+        "a",
+        "an",
+    }
+)
+"""Words that, alone between two values, offer them as alternatives."""
+
+UNSURE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|either|alternatively|not\s+sure|unsure|"
+    r"not\s+certain|uncertain|might\s+be|could\s+be|or\s+else|i\s+think|i\s+guess)\b",
+    re.IGNORECASE,
+)
+"""Phrases that say the answer is not committed to one value."""
+
+_CURRENCY_SIGNS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
+_CURRENCY_CODES = {
+    "usd": "usd",
+    "dollar": "usd",
+    "dollars": "usd",
+    "eur": "eur",
+    "euro": "eur",
+    "euros": "eur",
+    "gbp": "gbp",
+    "jpy": "jpy",
+    "yen": "jpy",
+    "chf": "chf",
+}
+_NUMBER = re.compile(r"^([($€£¥]*)(-?\d[\d,]*(?:\.\d+)?)(%?)([)\].,;:!?]*)$")
+_RANGE = re.compile(
+    r"^([($€£¥]*-?\d[\d,.]*%?)([/\u2013\u2014~]|-)([($€£¥]*\d[\d,.]*%?[)\].,;:!?]*)$"
+)
+_OPEN = "open"
+_BARE = "bare"
+
+
+@dataclass(frozen=True)
+class _Num:
+    value: float
+    index: int
+    kind: str
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for raw in text.split():
+        match = _RANGE.match(raw)
+        if match and raw.count("-") <= 1:  # 12-15, 12/15 (a date 2026-03-01 stays whole)
+            out.extend([match.group(1), match.group(2), match.group(3)])
+        else:
+            out.append(raw)
+    return out
+
+
+def _word(token: str) -> str:
+    return token.strip("()[].,;:!?\"'").lower()
+
+
+def _numbers(tokens: list[str]) -> list[_Num]:
+    found: list[_Num] = []
+    for i, token in enumerate(tokens):
+        match = _NUMBER.match(token)
+        if match is None:
+            continue
+        try:
+            value = float(match.group(2).replace(",", ""))
+        except ValueError:
+            continue
+        sign = next((c for c in match.group(1) if c in _CURRENCY_SIGNS), None)
+        after = _word(tokens[i + 1]) if i + 1 < len(tokens) else ""
+        before = _word(tokens[i - 1]) if i > 0 else ""
+        if sign is not None:
+            kind = "cur:" + _CURRENCY_SIGNS[sign]
+        elif match.group(3) == "%" or after in ("%", "percent"):
+            kind = "pct"
+        elif after in _CURRENCY_CODES:
+            kind = "cur:" + _CURRENCY_CODES[after]
+        elif before in _CURRENCY_CODES:
+            kind = "cur:" + _CURRENCY_CODES[before]
+        elif match.group(4) or not after:
+            kind = _BARE  # ends a clause
+        elif after in CONNECTORS:
+            kind = _OPEN  # "12 or 15 EUR": takes the kind of what follows
+        elif after.isalpha() or after.startswith("°"):
+            kind = "unit:" + after.removesuffix("s")
+        else:
+            kind = _BARE
+        found.append(_Num(value, i, kind))
+    return found
+
+
+def _compatible(a: str, b: str) -> bool:
+    return a == b or {a, b} & {_BARE, _OPEN} != set()
+
+
+def _only_connectors(words: Iterable[str], skip: frozenset[str] = frozenset()) -> bool:
+    return all(w in CONNECTORS or w in skip or not w for w in words)
+
+
+def number_hedge(answer: str, target: float, tolerance: float, question: str) -> str | None:
+    """Why the answer offers a rival for ``target``, or None when it commits.
+
+    Args:
+        answer: The final answer.
+        target: The expected number.
+        tolerance: Absolute tolerance of the check.
+        question: The task's description: its own figures are never rivals.
+
+    Returns:
+        A sentence naming the rival, or None.
+    """
+    tokens = _tokens(answer)
+    numbers = _numbers(tokens)
+    asked = [n.value for n in _numbers(_tokens(question))]
+    hits = [n for n in numbers if abs(n.value - target) <= tolerance]
+    rivals = [
+        n
+        for n in numbers
+        if abs(n.value - target) > tolerance
+        and not any(abs(n.value - q) <= max(tolerance, 1e-9) for q in asked)
+        and any(_compatible(n.kind, h.kind) for h in hits)
+    ]
+    if not hits or not rivals:
+        return None
+    units = frozenset(_word(t) for t in tokens if _word(t) in _CURRENCY_CODES) | {"%"}
+    for hit in hits:
+        for rival in rivals:
+            low, high = sorted((hit.index, rival.index))
+            between = [_word(t) for t in tokens[low + 1 : high]]
+            first = numbers_at(numbers, low)
+            skip = units
+            if first is not None and first.kind.startswith("unit:"):
+                unit = first.kind.removeprefix("unit:")
+                skip = skip | {unit, unit + "s"}
+            listed = bool(between) or tokens[low].endswith((",", ";"))  # "12, 15" lists
+            if listed and _compatible(hit.kind, rival.kind) and _only_connectors(between, skip):
+                return f"it offers {_show(rival.value)} beside {_show(target)}"
+    if UNSURE.search(answer):
+        return f"it names {_show(rivals[0].value)} too and is not sure"
+    return None
+
+
+def numbers_at(numbers: list[_Num], index: int) -> _Num | None:
+    """The number at a token index, if any."""
+    return next((n for n in numbers if n.index == index), None)
+
+
+def _show(value: float) -> str:
+    return f"{value:g}"
+
+
+def _scalars(value: Any) -> Iterator[str]:
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, str | int | float):
+        yield str(value)
+
+
+def option_sets(records: Any) -> list[set[str]]:
+    """Sets of options in a world: keys of one collection, one field's values across it."""
+    sets: list[set[str]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if len(node) >= 2:
+                sets.append({str(k) for k in node})
+            entries = list(node.values())
+        elif isinstance(node, list):
+            entries = list(node)
+        else:
+            return
+        rows = [e for e in entries if isinstance(e, dict)]
+        if len(rows) >= 2:
+            fields = {f for row in rows for f in row}
+            for field in fields:
+                values = {v for row in rows for v in _scalars(row.get(field))}
+                if len(values) >= 2:
+                    sets.append(values)
+        for entry in entries:
+            walk(entry)
+
+    walk(records)
+    return sets
+
+
+def _mentions(text: str, option: str) -> list[re.Match[str]]:
+    pattern = rf"(?<![0-9A-Za-z]){re.escape(option)}(?![0-9A-Za-z])"
+    return list(re.finditer(pattern, text, re.IGNORECASE))
+
+
+def _usable(option: str) -> bool:
+    return len(option) >= 2 and not re.fullmatch(r"[-\d.,\s]+", option)
+
+
+def text_hedge(
+    answer: str, expected: list[str], records: Any, question: str, *, any_of: bool = False
+) -> str | None:
+    """Why the answer offers rival options beside an expected text, or None.
+
+    Args:
+        answer: The final answer.
+        expected: The texts the check expects (``contains``, ``any_of`` or ``equals``).
+        records: The world's initial records, where the option sets come from.
+        question: The task's description: options it names are never rivals.
+        any_of: The texts are alternatives (only those that appear are checked).
+
+    Returns:
+        A sentence naming the rivals, or None.
+    """
+    wanted = {e.lower() for e in expected}
+    present = [e for e in expected if _mentions(answer, e)] if any_of else expected
+    for item in present:
+        if not _usable(item):
+            continue
+        for options in option_sets(records):
+            lowered = {o.lower() for o in options}
+            if item.lower() not in lowered:
+                continue
+            rivals = sorted(
+                o
+                for o in options
+                if o.lower() not in wanted
+                and _usable(o)
+                and o.lower() not in item.lower()
+                and item.lower() not in o.lower()
+                and not _mentions(question, o)
+            )
+            named = [o for o in rivals if _mentions(answer, o)]
+            if not named:
+                continue
+            if len(options) >= 3 and len(named) == len(rivals):
+                return f"it names every option ({', '.join([item, *named])})"
+            if _joined(answer, item, named):
+                return f"it offers {named[0]!r} beside {item!r}"
+            if UNSURE.search(answer):
+                return f"it names {named[0]!r} too and is not sure"
+    return None
+
+
+def _joined(answer: str, item: str, rivals: list[str]) -> bool:
+    for mine in _mentions(answer, item):
+        for rival in rivals:
+            for other in _mentions(answer, rival):
+                low, high = sorted((mine, other), key=lambda m: m.start())
+                gap = answer[low.end() : high.start()]
+                words = [_word(w) for w in re.split(r"[\s,]+", gap)]
+                if _only_connectors(words):
+                    return True
+    return False

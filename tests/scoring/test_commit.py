@@ -1,0 +1,142 @@
+"""Answers that commit: hedged answers fail output checks; honest ones with other figures pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolproof.scoring.checks._commit import number_hedge, option_sets, text_hedge
+
+from .scoring_kit import check
+
+SHOP = {
+    "products": {
+        "P1": {"name": "Kettle", "stock": 9},
+        "P2": {"name": "Drill", "stock": 4},
+        "P3": {"name": "Toaster", "stock": 2},
+    }
+}
+SHOP_TASK: dict[str, Any] = {
+    "description": "Which product has the lowest stock? Restock if below 5.",
+    "world": {"records": SHOP},
+}
+PRICE = {"kind": "output", "number": 12.5, "tolerance": 0.01}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The price is 12.50 EUR or 15.00 EUR.",
+        "It costs $12.50 or $15",
+        "Either 12.5 or 13.5.",
+        "12.5/14 EUR",
+        "12.5-14 EUR",
+        "Somewhere between 10 and 12.5 EUR.",
+        "12.5, 14.",
+        "It is 12.5 EUR. Maybe 14 EUR though, I am not sure.",
+        "Probably 12.5 EUR; it could be 13 EUR as well.",
+        "12.5 EUR (or possibly 13 EUR)",
+    ],
+)
+def test_a_number_with_a_rival_fails(answer: str) -> None:
+    result = check(PRICE, answer=answer)
+    assert not result.passed, result.detail
+    assert "does not commit" in result.detail
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "It costs 12.50 EUR.",
+        "On 2026-03-12 the price was 12.5 EUR.",
+        "Order O2001 (3 units) costs 12.5 EUR in total.",
+        "12.5 EUR after a 2.5 EUR discount.",
+        "Moved 150 EUR; the price is 12.5 EUR.",
+        "Invoice INV-2041, line 7: 12.5 EUR at 10:30.",
+        "The price is 12.5 EUR, up from 11 EUR last month.",
+        "3 items, 12.5 EUR in all; ticket T-14 is closed.",
+    ],
+)
+def test_a_committed_number_passes_beside_dates_ids_and_other_figures(answer: str) -> None:
+    result = check(PRICE, answer=answer)
+    assert result.passed, result.detail
+
+
+def test_the_questions_own_figures_are_never_rivals() -> None:
+    asked = "Is 20 EUR enough for the 12.5 EUR item, or would 15 EUR do?"
+    assert number_hedge("12.5 EUR or 15 EUR", 12.5, 0.01, asked) is None
+    assert number_hedge("12.5 EUR or 16 EUR", 12.5, 0.01, asked) is not None
+
+
+def test_allow_multiple_accepts_several_values() -> None:
+    assert check({**PRICE, "allow_multiple": True}, answer="12.5 EUR or 15 EUR").passed
+
+
+@pytest.mark.parametrize(
+    ("spec", "answer"),
+    [
+        ({"contains": ["P3"]}, "P3 or P2"),
+        ({"contains": ["P3"]}, "Either P3 or P1."),
+        ({"contains": ["P3"]}, "P1, P2, P3"),
+        ({"contains": ["P3"]}, "It is P3, maybe P2."),
+        ({"contains": ["Toaster"]}, "The Toaster or the Drill."),
+        ({"any_of": ["Toaster", "P3"]}, "Kettle, Drill, Toaster: one of these."),
+        ({"equals": "P3"}, "P3 / P2"),
+    ],
+)
+def test_naming_rival_options_fails(spec: dict[str, Any], answer: str) -> None:
+    result = check({"kind": "output", **spec}, answer=answer, **SHOP_TASK)
+    assert not result.passed, result.detail
+
+
+@pytest.mark.parametrize(
+    ("spec", "answer"),
+    [
+        ({"contains": ["P3"]}, "P3 has the lowest stock (2)."),
+        ({"contains": ["P3"]}, "P3 (Toaster) has the lowest stock: 2, below P2 with 4."),
+        ({"contains": ["Toaster"]}, "The Toaster: 2 left, fewer than the Drill."),
+        ({"contains": ["P3", "P2"]}, "P3 and P2 are below 5."),
+        ({"any_of": ["P3", "Toaster"]}, "P3, the Toaster."),
+        ({"equals": "P3"}, "P3"),
+    ],
+)
+def test_a_committed_option_passes(spec: dict[str, Any], answer: str) -> None:
+    result = check({"kind": "output", **spec}, answer=answer, **SHOP_TASK)
+    assert result.passed, result.detail
+
+
+def test_listing_every_option_is_fine_when_the_task_wants_a_list() -> None:
+    spec = {"kind": "output", "contains": ["P3"], "allow_multiple": True}
+    assert check(spec, answer="P1, P2, P3", **SHOP_TASK).passed
+
+
+def test_options_come_from_the_world() -> None:
+    sets = option_sets(SHOP)
+    assert {"P1", "P2", "P3"} in sets
+    assert {"Kettle", "Drill", "Toaster"} in sets
+    assert text_hedge("Kettle or Toaster", ["Toaster"], SHOP, "") is not None
+    assert text_hedge("Kettle or Toaster", ["Toaster"], SHOP, "Kettle or Toaster?") is None
+    assert text_hedge("blue or red", ["blue"], SHOP, "") is None  # not options of the world
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed", "said"),
+    [
+        ('{"price": 12.5, "sku": "P3"}', True, "right"),
+        ('{"price": 12.5, "price": 15, "sku": "P3"}', False, "given twice"),
+        ('{"price": 12.5, "price": 12.5, "sku": "P3"}', True, "right"),
+        ('{"price": [12.5, 15], "sku": "P3"}', False, "expected 12.5"),
+    ],
+)
+def test_json_answers_commit_to_one_value_per_field(answer: str, passed: bool, said: str) -> None:
+    spec = {"kind": "output", "json": {"price": 12.5, "sku": "P3"}}
+    result = check(spec, answer=answer)
+    assert result.passed is passed and said in result.detail, result.detail
+
+
+def test_hostile_answers_do_not_crash_the_rule() -> None:
+    hostile = ["", "or or or", "- / \u2013 \u2014", "1" * 5000, "$$$ 12.5 %%% or", "\x00 \u202e"]
+    for answer in hostile:
+        check(PRICE, answer=answer)
+        check({"kind": "output", "contains": ["P3"]}, answer=answer, **SHOP_TASK)
