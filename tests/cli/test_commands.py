@@ -104,7 +104,7 @@ def test_show_prints_a_finished_run(invoke: Invoke, tmp_path: Path) -> None:
 
 def test_show_refuses_a_directory_that_is_not_a_run(invoke: Invoke, tmp_path: Path) -> None:
     result = invoke("show", tmp_path)
-    assert result.code == 1
+    assert result.code == 2  # input error (docs/cli.md exit codes)
     assert "is not a toolproof run" in result.err and "Traceback" not in result.err
 
 

@@ -91,7 +91,7 @@ def test_validate_imports_every_custom_check(tmp_path: Path, invoke: Callable[..
     assert len(problems) == 1
     assert "tasks/stock.yaml: success[1].function: cannot import 'checks'" in problems[0]
     result = invoke("validate", bad)
-    assert result.code == 1 and "success[1].function" in result.err
+    assert result.code == 2 and "success[1].function" in result.err
 
 
 def _task(**fields: Any) -> Task:
@@ -136,4 +136,4 @@ def test_levels_that_need_progress_are_accepted(levels: dict[str, Any] | None) -
 def test_validate_refuses_a_task_of_guards_only(tmp_path: Path, invoke: Callable[..., Any]) -> None:
     root = write_suite(tmp_path / "guards", [make_task(success=[GUARD, NO_CALL])])
     result = invoke("validate", root)
-    assert result.code == 1 and "every check is a guard" in result.err, result.err
+    assert result.code == 2 and "every check is a guard" in result.err, result.err
