@@ -27,8 +27,9 @@ from toolproof.agents import (
     AgentInfraError,
     AgentTurn,
     DrivenAgent,
-    EpisodeContext,
     Observation,
+    agent_session,
+    make_agent,
 )
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
@@ -156,7 +157,7 @@ async def run_episode(
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
-        agent = factory(EpisodeContext(instance=instance, tools=gateway.schemas))
+        agent = make_agent(factory, instance, gateway.schemas)  # the key: built-ins only
         try:
             if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
                 termination, answer, error = await _drive(
@@ -292,7 +293,7 @@ async def _drive(
     )
     a0 = time.perf_counter()
     try:
-        answer = await asyncio.wait_for(agent.run(session), limits.total_timeout_s)
+        answer = await asyncio.wait_for(agent.run(agent_session(session)), limits.total_timeout_s)
     except TimeoutError as exc:  # the episode's limit, or the agent's own (which says which)
         limit = f"episode exceeded {limits.total_timeout_s:g}s"
         return Termination.TIMEOUT, None, str(exc) or limit
