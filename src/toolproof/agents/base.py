@@ -108,7 +108,7 @@ class AgentSpec:
         return self.kind if self.target is None else f"{self.kind}:{self.target}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EpisodeContext:
     """What an agent factory knows about the episode it makes an agent for.
 
