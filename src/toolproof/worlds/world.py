@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,6 +18,20 @@ from toolproof.trajectory import StateDiff
 from . import records as rec
 from .blobs import BlobStore
 from .workspace import FileEntry, Workspace
+
+
+
+BUILT_AT = 1767225600
+"""The modification time every built workspace entry gets (2026-01-01 00:00 UTC): ``ls -l``
+shows the agent the same bytes in every episode, not the moment the world was built."""
+
+
+def _settle_times(root: Path) -> None:
+    """Set the mtime of everything under ``root`` (and ``root``) to :data:`BUILT_AT`."""
+    for folder, dirs, files in os.walk(root):
+        for name in [*files, *dirs]:
+            os.utime(os.path.join(folder, name), (BUILT_AT, BUILT_AT), follow_symlinks=False)
+    os.utime(root, (BUILT_AT, BUILT_AT))
 
 
 class WorldSnapshot(BaseModel):
@@ -85,6 +100,7 @@ class World:
                 target = self.workspace.resolve(path)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content, encoding="utf-8")
+            _settle_times(root)
 
     def touch(self) -> None:
         """Mark the records as changed."""
