@@ -19,8 +19,6 @@ from . import records as rec
 from .blobs import BlobStore
 from .workspace import FileEntry, Workspace
 
-
-
 BUILT_AT = 1767225600
 """The modification time every built workspace entry gets (2026-01-01 00:00 UTC): ``ls -l``
 shows the agent the same bytes in every episode, not the moment the world was built."""
