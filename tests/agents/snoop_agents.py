@@ -37,8 +37,8 @@ _FOLLOW = (
     "cell_contents",
 )
 
-REACHED: list[Walk] = []
-"""One :class:`Walk` per snooping agent made (reset it in a test)."""
+REACHED: dict[str, list[Walk]] = {}
+"""By task id: one :class:`Walk` per snooping agent made (reset it in a test)."""
 
 
 class Walk:
@@ -147,7 +147,7 @@ class Snooper:
     def __init__(self, ctx: EpisodeContext) -> None:
         self.walk = Walk()
         self.walk.add(ctx, *_handing_frames())
-        REACHED.append(self.walk)
+        REACHED.setdefault(ctx.task_id, []).append(self.walk)
         self._tools = ctx.tools
 
     async def act(self, observation: Observation) -> AgentTurn:
@@ -168,7 +168,7 @@ class DrivenSnooper:
     def __init__(self, ctx: EpisodeContext) -> None:
         self.walk = Walk()
         self.walk.add(ctx)
-        REACHED.append(self.walk)
+        REACHED.setdefault(ctx.task_id, []).append(self.walk)
 
     async def run(self, session: ToolSession) -> str:
         """Walk everything the session offers; one call, walk its result too."""

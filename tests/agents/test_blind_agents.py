@@ -41,18 +41,16 @@ _KEY_MODULES = ("toolproof.spec.", "toolproof.worlds.", "toolproof.tools.", "too
 """Instances of these modules' types are harness state (Limits excepted)."""
 
 
-def _tasks() -> list[tuple[str, str]]:
-    """A few tasks of every built-in suite: the first, one with a user, one with an attack."""
-    chosen: list[tuple[str, str]] = []
+def _tasks() -> dict[str, list[str]]:
+    """A few tasks of every built-in suite: the first, one with a user, an attack, params."""
+    chosen: dict[str, list[str]] = {}
     for suite in ("core", "security", "lint", "repo-doctor"):
         tasks = load_suite(suite).tasks
         picks = [tasks[0]]
         picks += [t for t in tasks if t.user is not None][:1]
         picks += [t for t in tasks if t.attack is not None][:1]
         picks += [t for t in tasks if t.params][:1]
-        for task in picks:
-            if (suite, task.id) not in chosen:
-                chosen.append((suite, task.id))
+        chosen[suite] = list(dict.fromkeys(t.id for t in picks))
     return chosen
 
 
@@ -125,14 +123,15 @@ def _harness_state(walk: Walk, ambient: Walk) -> list[str]:
     return sorted(set(found))
 
 
-def _seen(run: Path) -> str:
-    """All the text the agents of a run were shown: prompts, tool schemas, tool results."""
-    parts: list[str] = []
+def _seen(run: Path) -> dict[str, str]:
+    """By task: all the text its agents were shown (prompts, tool results)."""
+    parts: dict[str, list[str]] = {}
     for line in (run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines():
         trajectory = json.loads(line)
-        parts += [m.get("content") or "" for m in trajectory["prompt"]]
-        parts += [r["content"] for step in trajectory["steps"] for r in step["results"]]
-    return "\n".join(parts)
+        text = parts.setdefault(trajectory["task_id"], [])
+        text += [m.get("content") or "" for m in trajectory["prompt"]]
+        text += [r["content"] for step in trajectory["steps"] for r in step["results"]]
+    return {task: "\n".join(text) for task, text in parts.items()}
 
 
 Snooped = dict[str, tuple[list[Walk], str]]
@@ -141,26 +140,28 @@ Snooped = dict[str, tuple[list[Walk], str]]
 
 @pytest.fixture(scope="module")
 def snooped(tmp_path_factory: pytest.TempPathFactory) -> Snooped:
-    """Run both snoopers on every chosen task."""
+    """Run both snoopers on the chosen tasks of every suite."""
     import sys
 
     sys.path.insert(0, str(HERE))
     walks: Snooped = {}
     try:
-        for suite, task_id in _tasks():
+        for suite, task_ids in _tasks().items():
             snoop_agents.REACHED.clear()
-            seen = ""
+            seen: dict[str, str] = {}
             for name in ("Snooper", "DrivenSnooper"):
                 config = RunConfig(
                     suite=str(resolve_suite_path(suite)),
                     agent=f"python:snoop_agents:{name}",
-                    tasks=[task_id],
+                    tasks=task_ids,
                     snapshots=False,
                 )
-                out = tmp_path_factory.mktemp("run")
-                asyncio.run(Runner(config, out / "run", parallel=1).run())
-                seen += _seen(out / "run")
-            walks[f"{suite}/{task_id}"] = (list(snoop_agents.REACHED), seen)
+                out = tmp_path_factory.mktemp("run") / "run"
+                asyncio.run(Runner(config, out, parallel=2).run())
+                for task, text in _seen(out).items():
+                    seen[task] = seen.get(task, "") + "\n" + text
+            for task_id in task_ids:
+                walks[f"{suite}/{task_id}"] = (snoop_agents.REACHED.get(task_id, []), seen[task_id])
     finally:
         sys.path.remove(str(HERE))
     return walks
