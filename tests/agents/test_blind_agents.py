@@ -220,7 +220,7 @@ def test_a_keyed_factory_called_as_a_plain_one_refuses() -> None:
         factory(ctx)
 
 
-async def test_the_session_view_outlives_nothing(tmp_path: Path) -> None:
+async def test_the_session_view_holds_the_engine_session_weakly() -> None:
     """The view reaches the engine's session weakly: once the episode is gone, calls fail."""
     instance = _instance("core", load_suite("core").tasks[0].id)
     world = World(instance.task.world)
