@@ -252,3 +252,31 @@ def test_results_an_agent_reads_carry_no_timing(snooped: Snooped) -> None:
 
 def _schemas(walk: Walk) -> list[ToolSchema]:
     return walk.instances_of(ToolSchema)
+
+
+def test_an_agent_that_edits_its_observation_changes_nothing_recorded() -> None:
+    """The history is the agent's copy: deleting its past calls does not rewrite the record."""
+    from toolproof.agents import AgentTurn
+    from toolproof.engine.episode import EpisodeOptions, run_episode
+    from toolproof.trajectory import ToolCall
+
+    class Rewriter:
+        async def act(self, observation: Observation) -> AgentTurn:
+            if observation.step == 0:
+                call = ToolCall(id="c0", name="get_stock", arguments={"product_id": "A"})
+                return AgentTurn(tool_calls=[call])
+            for message in observation.messages:
+                message.tool_calls.clear()
+                message.content = "rewritten"
+            observation.tools[0].description = "rewritten"
+            return AgentTurn(content="done")
+
+    instance = _instance("core", "stock-sum")
+    options = EpisodeOptions(agent_label="rewriter")
+    trajectory, _ = asyncio.run(run_episode(instance, lambda ctx: Rewriter(), options))
+    assert [c.name for c in trajectory.steps[0].message.tool_calls] == ["get_stock"]
+    assert trajectory.steps[0].results[0].content != "rewritten"
+    assert [m.content for m in trajectory.prompt] == [
+        instance.system_prompt,
+        instance.task.description,
+    ]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from toolproof.spec import Limits, Problem, SpecError, TaskInstance
 from toolproof.trajectory import Message, ToolCall, ToolResult, ToolSchema, Usage
@@ -44,11 +44,20 @@ class AgentTurn(BaseModel):
 
 
 class Observation(BaseModel):
-    """What the agent is given each turn."""
+    """What the agent is given each turn.
+
+    Its messages and tools are the agent's own copies: an agent that edits them (say,
+    deletes a call from its past turn) changes nothing the engine records or scores.
+    """
 
     messages: list[Message]
     tools: list[ToolSchema]
     step: int
+
+    @field_validator("messages", "tools", mode="after")
+    @classmethod
+    def _own_copies(cls, value: list[Any]) -> list[Any]:
+        return [item.model_copy(deep=True) for item in value]
 
 
 class AgentInfraError(Exception):
