@@ -21,6 +21,7 @@ from toolproof.agents import (
     EpisodeContext,
     KeyedFactory,
     Observation,
+    ToolSession,
     agent_session,
     build_agent,
     episode_context,
@@ -280,3 +281,34 @@ def test_an_agent_that_edits_its_observation_changes_nothing_recorded() -> None:
         instance.system_prompt,
         instance.task.description,
     ]
+
+
+def test_an_agent_that_edits_its_past_calls_changes_nothing_recorded() -> None:
+    from toolproof.agents import AgentTurn
+    from toolproof.engine.episode import EpisodeOptions, run_episode
+    from toolproof.trajectory import ToolCall
+
+    class Forger:
+        def __init__(self) -> None:
+            self.call = ToolCall(id="c0", name="get_stock", arguments={"product_id": "A"})
+
+        async def act(self, observation: Observation) -> AgentTurn:
+            if observation.step == 0:
+                return AgentTurn(tool_calls=[self.call])
+            self.call.name = "calculate"
+            self.call.arguments["product_id"] = "B"
+            return AgentTurn(content="done")
+
+    class DrivenForger:
+        async def run(self, session: ToolSession) -> str:
+            arguments = {"product_id": "A"}
+            await session.call_tool("get_stock", arguments)
+            arguments["product_id"] = "B"
+            return "done"
+
+    for agent in (Forger(), DrivenForger()):
+        options = EpisodeOptions(agent_label="forger")
+        made = _instance("core", "stock-sum")
+        trajectory, _ = asyncio.run(run_episode(made, lambda ctx, a=agent: a, options))  # type: ignore[misc]
+        (call,) = trajectory.steps[0].message.tool_calls
+        assert (call.name, call.arguments) == ("get_stock", {"product_id": "A"}), agent
