@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from toolproof.agents import AgentTurn, EpisodeContext, Observation, build_agent, parse_agent_spec
+from toolproof.agents import AgentTurn, Observation, build_agent, make_agent, parse_agent_spec
 from toolproof.agents.builtin.random_agent import random_arguments
 from toolproof.spec import Limits, Task, TaskInstance, load_suite, render
 from toolproof.tools import load_builtin, registry, resolve_tools
@@ -21,16 +21,17 @@ def _instance(task: Task, epoch: int = 0) -> TaskInstance:
     return render(task, suite="mini", suite_seed=1, epoch=epoch, limits=Limits(), system_prompt="s")
 
 
-def _ctx(task: Task, epoch: int = 0) -> EpisodeContext:
-    return EpisodeContext(
-        instance=_instance(task, epoch), tools=[t.schema for t in resolve_tools(task)]
-    )
+def _ctx(task: Task, epoch: int = 0) -> tuple[TaskInstance, list[ToolSchema]]:
+    """An episode as the engine makes its agent: the instance and the tool schemas."""
+    return _instance(task, epoch), [t.schema for t in resolve_tools(task)]
 
 
-async def _turns(spec: str, ctx: EpisodeContext, n: int = 6, **options: Any) -> list[AgentTurn]:
-    agent = build_agent(parse_agent_spec(spec, options))(ctx)
+async def _turns(
+    spec: str, ctx: tuple[TaskInstance, list[ToolSchema]], n: int = 6, **options: Any
+) -> list[AgentTurn]:
+    agent = make_agent(build_agent(parse_agent_spec(spec, options)), *ctx)
     return [
-        await agent.act(Observation(messages=[], tools=ctx.tools, step=step))  # type: ignore[union-attr]
+        await agent.act(Observation(messages=[], tools=ctx[1], step=step))  # type: ignore[union-attr]
         for step in range(n)
     ]
 

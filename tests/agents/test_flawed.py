@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.agents import AgentTurn, EpisodeContext, Observation, agent_kinds
+from toolproof.agents import AgentTurn, Observation, agent_kinds
 from toolproof.agents.builtin.flawed import (
     GullibleAgent,
     NeverAsksAgent,
@@ -130,11 +130,6 @@ def instance(suite: str, task_id: str, epoch: int = 0) -> TaskInstance:
     )
 
 
-def context(inst: TaskInstance) -> EpisodeContext:
-    """The agent factory's view of an instance."""
-    return EpisodeContext(instance=inst, tools=[])
-
-
 def observe(step: int, *results: str) -> Observation:
     """An observation whose last turn brought these tool results."""
     messages = [Message(role="user", content="task"), Message(role="assistant")]
@@ -159,7 +154,7 @@ async def test_never_asks_drops_the_question_and_uses_the_wrong_guess() -> None:
     inst = instance("repo-doctor", "rd-amb-which-timeout")
     assert inst.task.user is not None
     fact = inst.task.user.facts["setting"]
-    agent = NeverAsksAgent(context(inst))
+    agent = NeverAsksAgent(inst)
     turns = []
     for step in range(5):
         turn = await agent.act(observe(step))
@@ -173,7 +168,7 @@ async def test_never_asks_drops_the_question_and_uses_the_wrong_guess() -> None:
 
 async def test_never_retries_stops_at_the_first_error() -> None:
     inst = instance("repo-doctor", "rd-retry-read-currency")
-    agent = NeverRetriesAgent(reference_turns(context(inst)), inst.task.solution.answer)
+    agent = NeverRetriesAgent(reference_turns(inst), inst.task.solution.answer)
     first = await agent.act(observe(0))
     assert first.tool_calls
     second = await agent.act(observe(1, "error: the request timed out"))
@@ -183,7 +178,7 @@ async def test_never_retries_stops_at_the_first_error() -> None:
 
 async def test_never_retries_answers_as_the_reference_when_the_error_is_the_last_turn() -> None:
     inst = instance("repo-doctor", "rd-retry-read-currency")
-    turns = reference_turns(context(inst))
+    turns = reference_turns(inst)
     agent = NeverRetriesAgent(turns[:1], inst.task.solution.answer)
     await agent.act(observe(0))
     final = await agent.act(observe(1, "error: no such record"))
@@ -202,12 +197,12 @@ async def test_gullible_obeys_only_after_reading_the_injection() -> None:
     inst = instance("security", "sec-web-recipe-exfil")
     attack = inst.task.attack
     assert attack is not None
-    agent = GullibleAgent(context(inst))
+    agent = GullibleAgent(inst)
     turn: AgentTurn = await agent.act(observe(0))
     assert [c.name for c in turn.tool_calls] == ["fetch_url"]
     turn = await agent.act(observe(1, "a page without instructions"))
     assert turn.tool_calls == [] and attack.answer == ""
-    agent = GullibleAgent(context(inst))
+    agent = GullibleAgent(inst)
     await agent.act(observe(0))
     turn = await agent.act(observe(1, f"<p>recipe</p><!-- {attack.injection} -->"))
     assert [c.name for c in turn.tool_calls] == [c.tool for c in attack.calls]

@@ -13,9 +13,11 @@ from toolproof.agents import (
     EpisodeContext,
     Observation,
     build_agent,
+    episode_context,
     parse_agent_spec,
 )
 from toolproof.spec import Limits, SpecError, Task, render
+from toolproof.tools import resolve_tools
 from toolproof_helpers import make_task
 
 
@@ -23,7 +25,7 @@ from toolproof_helpers import make_task
 def ctx() -> EpisodeContext:
     task = Task.model_validate(make_task())
     instance = render(task, suite="mini", suite_seed=1, epoch=0, limits=Limits(), system_prompt="s")
-    return EpisodeContext(instance=instance, tools=[])
+    return episode_context(instance, [t.schema for t in resolve_tools(task)])
 
 
 def _wrapper(target: str, ctx: EpisodeContext) -> Any:
@@ -52,17 +54,22 @@ def test_a_class_taking_no_arguments(ctx: EpisodeContext) -> None:
 
 
 async def test_a_factory_function(ctx: EpisodeContext) -> None:
-    made = _wrapper("toolproof_test_agents:oracle_factory", ctx)
+    made = _wrapper("toolproof_test_agents:first_tool_factory", ctx)
     assert isinstance(made, Agent)
     turn = await made.act(Observation(messages=[], tools=[], step=0))
-    assert turn.tool_calls[0].name == "get_stock"
+    assert turn.tool_calls[0].name == ctx.tools[0].name
     await made.aclose()
 
 
 def test_a_driven_agent(ctx: EpisodeContext) -> None:
-    made = _wrapper("toolproof_test_agents:DrivenOracle", ctx)
+    made = _wrapper("toolproof_test_agents:DrivenFirstTool", ctx)
     assert isinstance(made, DrivenAgent) and not isinstance(made, Agent)
-    assert isinstance(made.agent, agents.DrivenOracle)
+    assert isinstance(made.agent, agents.DrivenFirstTool)
+
+
+def test_a_keyed_factory_is_refused_as_a_python_agent() -> None:
+    with pytest.raises(SpecError, match="never given the task instance"):
+        build_agent(parse_agent_spec("python:toolproof_test_agents:driven_oracle"))
 
 
 async def test_a_factory_returning_a_non_agent_fails_at_its_first_turn(

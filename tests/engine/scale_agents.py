@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 
 from toolproof.agents import AgentTurn, EpisodeContext, Observation
-from toolproof.agents.builtin.oracle import OracleAgent
 
 
 class HangsOnStockSum:
-    """Plays the oracle, except that on ``stock-sum`` it never answers."""
+    """Answers at once, except that on ``stock-sum`` it never answers.
+
+    A ``python:`` agent is not given the answer key, so it cannot play the oracle.
+    """
 
     def __init__(self, ctx: EpisodeContext) -> None:
-        self._hang = ctx.instance.task.id == "stock-sum"
-        self._oracle = OracleAgent(ctx)
+        self._hang = ctx.task_id == "stock-sum"
 
     async def act(self, observation: Observation) -> AgentTurn:
         if self._hang:
             await asyncio.sleep(3600)
-        return await self._oracle.act(observation)
+        return AgentTurn(content="done")

@@ -253,7 +253,7 @@ async def test_a_driven_agent_is_recorded_step_by_step() -> None:
         {"tool": "adjust_stock", "args": {"product_id": "A", "delta": 0}}
     )
     options = EpisodeOptions(agent_label="driven")
-    trajectory, score = await run_episode(_instance(task), test_agents.DrivenOracle, options)
+    trajectory, score = await run_episode(_instance(task), test_agents.driven_oracle, options)
     assert trajectory.termination is Termination.COMPLETED
     assert trajectory.final_answer == "There are 7 units."
     assert [[c.name for c in s.message.tool_calls] for s in trajectory.steps] == [

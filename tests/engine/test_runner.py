@@ -17,7 +17,7 @@ from toolproof.spec import SpecError, load_suite
 from toolproof.trajectory import Termination
 from toolproof_helpers import make_task, strip_timing
 
-FLAKY = "python:toolproof_test_agents:flaky"
+FLAKY = "test-flaky"  # a keyed kind registered by toolproof_test_agents (plays the key)
 
 
 def _suite(suite_dir: Callable[..., Path], *ids: str) -> Path:

@@ -203,7 +203,7 @@ def test_one_invented_name_zeroes_a_right_answer(suite: Suite, task_id: str, inv
     answer = f"{inst.task.solution.answer} It calls {invented}() as well."
 
     def factory(ctx: EpisodeContext) -> ScriptedAgent:
-        return ScriptedAgent(reference_turns(ctx), answer)
+        return ScriptedAgent(reference_turns(inst), answer)  # the test plays the key itself
 
     options = EpisodeOptions(
         agent_label="hallucinator", fixtures_base=suite.task_file(task_id).parent

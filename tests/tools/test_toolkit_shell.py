@@ -85,11 +85,21 @@ def test_commands_run_in_the_workspace_and_keep_files(shell: Shell) -> None:
     assert out["exit_code"] == 3
     assert (out["stdout"], out["stderr"]) == ("hello\n", "oops\n")
     assert out["truncated"] is False and out["output_id"] == "o1"
-    assert isinstance(out["duration_s"], float)
+    assert "duration_s" not in out  # the clock stays out of what the agent sees
     assert shell.world.workspace is not None
     assert (shell.world.workspace.root / "d" / "n.txt").read_text() == "42\n"
     assert shell.run("cat d/n.txt")["stdout"] == "42\n"
     assert shell.run('test -n "$WORKSPACE" && pwd')["exit_code"] == 0
+
+
+def test_the_output_shows_the_workspace_not_its_host_path(shell: Shell) -> None:
+    """Same bytes in every episode: no random temporary directory in pwd or a traceback."""
+    assert shell.world.workspace is not None
+    host = str(shell.world.workspace.root.resolve())
+    out = shell.run('pwd; echo "$WORKSPACE"; ls "$(pwd)/nope"')
+    assert out["stdout"].splitlines()[0] == "/workspace"
+    assert host not in out["stdout"] + out["stderr"]
+    assert "/workspace/nope" in out["stderr"]
 
 
 def test_long_output_is_cut_and_readable_in_pages(shell: Shell) -> None:

@@ -2,7 +2,9 @@
 
 Map::
 
-    "kind:target" --parse_agent_spec--> AgentSpec --build_agent--> factory(EpisodeContext) -> Agent
+    "kind:target" --parse_agent_spec--> AgentSpec --build_agent--> factory
+    make_agent(factory, instance, tools) -> factory(EpisodeContext) -> Agent   (blind)
+                                         | with_key factory(ctx, instance)  (built-ins only)
     Agent.act(Observation) -> AgentTurn        (harness-driven)
     DrivenAgent.run(ToolSession) -> answer     (agent-driven)
 """
@@ -16,12 +18,17 @@ from .base import (
     AgentTurn,
     DrivenAgent,
     EpisodeContext,
+    KeyedFactory,
     Observation,
     ToolSession,
     agent,
     agent_kinds,
+    agent_session,
     build_agent,
+    episode_context,
+    make_agent,
     parse_agent_spec,
+    with_key,
 )
 
 __all__ = [
@@ -33,10 +40,15 @@ __all__ = [
     "AgentTurn",
     "DrivenAgent",
     "EpisodeContext",
+    "KeyedFactory",
     "Observation",
     "ToolSession",
     "agent",
     "agent_kinds",
+    "agent_session",
     "build_agent",
+    "episode_context",
+    "make_agent",
     "parse_agent_spec",
+    "with_key",
 ]

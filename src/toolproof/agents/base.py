@@ -9,17 +9,26 @@ Two ways to drive an agent (see ARCHITECTURE.md):
 
 An agent *spec* such as ``openai:gpt-4o`` names a registered kind (``openai``)
 and a target (``gpt-4o``); the kind's builder makes one agent per episode.
+
+What an agent is handed is what a remote agent would get (ARCHITECTURE.md, invariant 3):
+an :class:`EpisodeContext` (prompt, tool schemas, task id, epoch, limits), then its
+observations. The answer key (the rendered task with its solution, checks, params and
+hidden world) goes only to the built-in agents that need it (``oracle``, ``random``, the
+flawed agents), through :func:`with_key` factories that the engine alone calls with the
+instance (:func:`make_agent`). A ``python:`` or framework factory is never given one.
 """
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from toolproof.spec import Problem, SpecError, TaskInstance
+from toolproof.spec import Limits, Problem, SpecError, TaskInstance
 from toolproof.trajectory import Message, ToolCall, ToolResult, ToolSchema, Usage
 
 
@@ -36,11 +45,20 @@ class AgentTurn(BaseModel):
 
 
 class Observation(BaseModel):
-    """What the agent is given each turn."""
+    """What the agent is given each turn.
+
+    Its messages and tools are the agent's own copies: an agent that edits them (say,
+    deletes a call from its past turn) changes nothing the engine records or scores.
+    """
 
     messages: list[Message]
     tools: list[ToolSchema]
     step: int
+
+    @field_validator("messages", "tools", mode="after")
+    @classmethod
+    def _own_copies(cls, value: list[Any]) -> list[Any]:
+        return [item.model_copy(deep=True) for item in value]
 
 
 class AgentInfraError(Exception):
@@ -100,16 +118,162 @@ class AgentSpec:
         return self.kind if self.target is None else f"{self.kind}:{self.target}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EpisodeContext:
-    """What an agent factory knows about the episode it makes an agent for."""
+    """What an agent factory knows about the episode it makes an agent for.
 
-    instance: TaskInstance
+    Exactly what a remote agent is told: the prompt, the tool schemas and harmless
+    facts of the run. Nothing of the task's solution, checks, parameters or hidden
+    records is here, nor reachable from here.
+
+    Attributes:
+        task_id: The task's id, e.g. ``"stock-sum"``.
+        suite: The suite's name, e.g. ``"core"``.
+        epoch: Which repetition of the task this episode is, from 0.
+        system_prompt: The system message the episode starts with.
+        prompt: The user message: the task as the agent is given it.
+        tools: The schemas of the tools the agent may call.
+        limits: The episode's limits (steps, timeouts, loop threshold).
+    """
+
+    task_id: str
+    suite: str
+    epoch: int
+    system_prompt: str
+    prompt: str
     tools: list[ToolSchema]
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The opening transcript: the system message, then the user message."""
+        return [
+            Message(role="system", content=self.system_prompt),
+            Message(role="user", content=self.prompt),
+        ]
+
+
+def episode_context(instance: TaskInstance, tools: list[ToolSchema]) -> EpisodeContext:
+    """The agent's view of an episode: copies of the visible parts of ``instance``, no more."""
+    return EpisodeContext(
+        task_id=instance.task.id,
+        suite=instance.suite,
+        epoch=instance.epoch,
+        system_prompt=instance.system_prompt,
+        prompt=instance.task.description,
+        tools=[t.model_copy(deep=True) for t in tools],
+        limits=instance.limits.model_copy(deep=True),
+    )
 
 
 AgentFactory = Callable[[EpisodeContext], "Agent | DrivenAgent"]
 """Makes the agent of one episode."""
+
+KeyedMaker = Callable[[EpisodeContext, TaskInstance], "Agent | DrivenAgent"]
+"""Makes a built-in agent that needs the answer key: ``(context, instance) -> agent``."""
+
+
+class KeyedFactory:
+    """A built-in agent's factory that the engine hands the task instance (see :func:`with_key`).
+
+    Calling it like a plain factory, with only a context, is refused: the instance
+    comes from :func:`make_agent`, which the engine calls, never from the agent side.
+    """
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: KeyedMaker) -> None:
+        self._make = make
+
+    def __call__(self, ctx: EpisodeContext) -> Agent | DrivenAgent:
+        """Refuse: a keyed factory is made by the engine, with the instance."""
+        raise TypeError(
+            "this built-in agent plays the task's answer key and can only be made by the "
+            "engine (toolproof.agents.make_agent); run it by its name, e.g. --agent oracle"
+        )
+
+
+def with_key(make: KeyedMaker) -> KeyedFactory:
+    """Mark a built-in kind's factory as one that is given the answer key.
+
+    For harness-side agents only (``oracle``, ``random``, the flawed test agents):
+    the ``python`` and framework kinds never return one, so a user's code is not
+    handed the instance.
+    """
+    return KeyedFactory(make)
+
+
+def make_agent(
+    factory: AgentFactory, instance: TaskInstance, tools: list[ToolSchema]
+) -> Agent | DrivenAgent:
+    """Make one episode's agent: the instance goes to a :func:`with_key` factory only.
+
+    Any other factory gets the :class:`EpisodeContext` alone; this function keeps no
+    reference to the instance while it runs (``del``), so the factory's caller frame
+    does not hold the key either.
+    """
+    ctx = episode_context(instance, tools)
+    if isinstance(factory, KeyedFactory):
+        return factory._make(ctx, instance)
+    del instance
+    return factory(ctx)
+
+
+class _AgentSession:
+    """The :class:`ToolSession` an agent-driven agent is handed: tools, prompt, nothing else.
+
+    The engine's session holds the recorder, the world and the task; this view reaches
+    it through a weak reference only, so no attribute, closure or ``gc.get_referents``
+    of what the agent holds leads to them. Results lose their timing (it stays in the
+    trajectory): what the agent sees depends on its actions, not on the clock.
+    """
+
+    __slots__ = ("__weakref__", "_prompt", "_ref", "_system_prompt", "_tools")
+
+    def __init__(self, session: ToolSession) -> None:
+        self._system_prompt = session.system_prompt
+        self._prompt = session.prompt
+        self._tools = [t.model_copy(deep=True) for t in session.tools]
+        self._ref: Callable[[], ToolSession | None] = weakref.ref(session)
+
+    @property
+    def system_prompt(self) -> str:
+        """The system message."""
+        return self._system_prompt
+
+    @property
+    def prompt(self) -> str:
+        """The task as the agent is given it."""
+        return self._prompt
+
+    @property
+    def tools(self) -> list[ToolSchema]:
+        """The tool schemas."""
+        return list(self._tools)
+
+    def _session(self) -> ToolSession:
+        session = self._ref()
+        if session is None:
+            raise RuntimeError("the episode is over; its tools cannot be called any more")
+        return session
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run a tool through the gateway (recorded as a step); the result without timing.
+
+        The arguments are copied first, so editing them afterwards does not change the record.
+        """
+        result = await self._session().call_tool(name, copy.deepcopy(arguments))
+        return result.model_copy(update={"duration_s": 0.0})
+
+    def record_usage(self, usage: Usage) -> None:
+        """Add model usage the agent incurred to the episode."""
+        self._session().record_usage(usage)
+
+
+def agent_session(session: ToolSession) -> ToolSession:
+    """The view of ``session`` to hand an agent-driven agent (see :class:`_AgentSession`)."""
+    return _AgentSession(session)
+
 
 AgentBuilder = Callable[[AgentSpec], AgentFactory]
 """Checks a spec once per run and returns the per-episode factory."""

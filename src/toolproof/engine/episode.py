@@ -33,8 +33,9 @@ from toolproof.agents import (
     AgentInfraError,
     AgentTurn,
     DrivenAgent,
-    EpisodeContext,
     Observation,
+    agent_session,
+    make_agent,
 )
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
@@ -200,7 +201,7 @@ async def run_episode(
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
-        agent = factory(EpisodeContext(instance=instance, tools=gateway.schemas))
+        agent = make_agent(factory, instance, gateway.schemas)  # the key: built-ins only
         try:
             if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
                 termination, answer, error = await _drive(
@@ -350,7 +351,7 @@ async def _drive(
         # caught here instead of escaping the event loop.
         async with asyncio.timeout(limits.total_timeout_s) as clock:
             session.on_wait = lambda s: clock.reschedule((clock.when() or 0.0) + s)
-            answer = await agent.run(session)
+            answer = await agent.run(agent_session(session))
     except TimeoutError as exc:  # the episode's limit, or the agent's own (which says which)
         if gateway.crash is not None:
             raise ToolCrash(gateway.crash) from None

@@ -55,6 +55,7 @@ class Recorder:
     def _unique_ids(self, calls: list[ToolCall], step: int) -> list[ToolCall]:
         fixed = []
         for n, call in enumerate(calls):
+            call = call.model_copy(deep=True)  # the record's own: the agent keeps its object
             if not call.id or call.id in self._call_ids:
                 call = call.model_copy(update={"id": f"call_{step}_{n}"})
             self._call_ids.add(call.id)

@@ -21,6 +21,18 @@ from ._fixtures import copy_fixtures
 from .blobs import BlobStore
 from .workspace import FileEntry, PathEscapeError, Workspace
 
+BUILT_AT = 1767225600
+"""The modification time every built workspace entry gets (2026-01-01 00:00 UTC): ``ls -l``
+shows the agent the same bytes in every episode, not the moment the world was built."""
+
+
+def _settle_times(root: Path) -> None:
+    """Set the mtime of everything under ``root`` (and ``root``) to :data:`BUILT_AT`."""
+    for folder, dirs, files in os.walk(root):
+        for name in [*files, *dirs]:
+            os.utime(os.path.join(folder, name), (BUILT_AT, BUILT_AT), follow_symlinks=False)
+    os.utime(root, (BUILT_AT, BUILT_AT))
+
 
 class WorldSnapshot(BaseModel):
     """A world's state at one moment: the records and a manifest of the files."""
@@ -112,6 +124,7 @@ class World:
                         f"world.files: key {path!r} is not a file path inside the workspace "
                         f"({exc}); use a relative path such as 'data/notes.txt'"
                     ) from None
+            _settle_times(root)
 
     def touch(self) -> None:
         """Mark the records as changed."""

@@ -274,8 +274,6 @@ def build(spec: AgentSpec) -> AgentFactory:
     caller = ModelCaller(spec.label, options, classify, PriceTable.load(options.prices))
 
     def factory(ctx: EpisodeContext) -> AnthropicMessagesAgent:
-        return AnthropicMessagesAgent(
-            model, options, caller, anthropic_tools(ctx.tools), ctx.instance.epoch
-        )
+        return AnthropicMessagesAgent(model, options, caller, anthropic_tools(ctx.tools), ctx.epoch)
 
     return factory

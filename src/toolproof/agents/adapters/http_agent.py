@@ -200,8 +200,7 @@ class HttpAgent:
         self.url = url
         self._caller = caller
         self._tools = neutral_tools(ctx.tools)
-        instance = ctx.instance
-        self._task = {"id": instance.task.id, "epoch": instance.epoch, "suite": instance.suite}
+        self._task = {"id": ctx.task_id, "epoch": ctx.epoch, "suite": ctx.suite}
         headers = {"user-agent": f"toolproof ({PROTOCOL})"}
         if options.api_key:
             headers["authorization"] = f"Bearer {options.api_key}"

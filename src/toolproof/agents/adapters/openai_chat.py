@@ -227,6 +227,6 @@ def build(spec: AgentSpec) -> AgentFactory:
     caller = ModelCaller(spec.label, options, classify, PriceTable.load(options.prices))
 
     def factory(ctx: EpisodeContext) -> OpenAIChatAgent:
-        return OpenAIChatAgent(model, options, caller, openai_tools(ctx.tools), ctx.instance.epoch)
+        return OpenAIChatAgent(model, options, caller, openai_tools(ctx.tools), ctx.epoch)
 
     return factory

@@ -21,7 +21,8 @@ exactly that weakness and nothing else:
     adds ``attack.answer`` to its final answer. Should lose on attack success
     (the ``security`` tasks) only.
 
-Run one with ``toolproof run SUITE --agent never-asks``.
+Run one with ``toolproof run SUITE --agent never-asks``. Like ``oracle`` they are
+harness-side code, given the rendered task through :func:`~toolproof.agents.with_key`.
 """
 
 from __future__ import annotations
@@ -30,10 +31,18 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from toolproof.spec import AttackCall, AttackSpec, SolutionCall, UserSpec
+from toolproof.spec import AttackCall, AttackSpec, SolutionCall, TaskInstance, UserSpec
 from toolproof.trajectory import Message, ToolCall
 
-from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
+from ..base import (
+    AgentFactory,
+    AgentSpec,
+    AgentTurn,
+    EpisodeContext,
+    Observation,
+    agent,
+    with_key,
+)
 
 ASK_TOOL = "ask_user"
 """The tool through which agents question the simulated user."""
@@ -41,9 +50,9 @@ ASK_TOOL = "ask_user"
 _ERROR_PREFIXES = ("error:", "refused:")
 
 
-def reference_turns(ctx: EpisodeContext) -> list[list[SolutionCall]]:
+def reference_turns(instance: TaskInstance) -> list[list[SolutionCall]]:
     """The rendered reference solution as a list of turns (each a list of calls)."""
-    return [item if isinstance(item, list) else [item] for item in ctx.instance.task.solution.calls]
+    return [item if isinstance(item, list) else [item] for item in instance.task.solution.calls]
 
 
 def latest_results(observation: Observation) -> list[Message]:
@@ -114,8 +123,8 @@ def substitute(value: Any, guesses: dict[str, Any]) -> Any:
 class NeverAsksAgent(ScriptedAgent):
     """The reference solution without ``ask_user``, guessing each fact wrong."""
 
-    def __init__(self, ctx: EpisodeContext) -> None:
-        user: UserSpec | None = ctx.instance.task.user
+    def __init__(self, instance: TaskInstance) -> None:
+        user: UserSpec | None = instance.task.user
         guesses: dict[str, Any] = {}
         if user is not None:
             for fact in user.facts.values():
@@ -123,7 +132,7 @@ class NeverAsksAgent(ScriptedAgent):
                 if guess is not None and str(fact.value).strip():
                     guesses[str(fact.value)] = guess
         turns: list[list[SolutionCall]] = []
-        for turn in reference_turns(ctx):
+        for turn in reference_turns(instance):
             kept = [
                 SolutionCall(tool=c.tool, args=substitute(c.args, guesses))
                 for c in turn
@@ -131,7 +140,7 @@ class NeverAsksAgent(ScriptedAgent):
             ]
             if kept:
                 turns.append(kept)
-        answer = str(substitute(ctx.instance.task.solution.answer, guesses))
+        answer = str(substitute(instance.task.solution.answer, guesses))
         super().__init__(turns, without_questions(answer))
 
 
@@ -171,9 +180,9 @@ class NeverRetriesAgent(ScriptedAgent):
 class GullibleAgent(ScriptedAgent):
     """The reference solution, plus whatever injected instructions it reads."""
 
-    def __init__(self, ctx: EpisodeContext) -> None:
-        super().__init__(reference_turns(ctx), ctx.instance.task.solution.answer)
-        self._attack: AttackSpec | None = ctx.instance.task.attack
+    def __init__(self, instance: TaskInstance) -> None:
+        super().__init__(reference_turns(instance), instance.task.solution.answer)
+        self._attack: AttackSpec | None = instance.task.attack
         self._obeyed = False
 
     def _injected(self, observation: Observation) -> bool:
@@ -199,20 +208,20 @@ class GullibleAgent(ScriptedAgent):
 @agent("never-asks")
 def build_never_asks(spec: AgentSpec) -> AgentFactory:
     """``never-asks``: a test agent that never questions the user and guesses wrong."""
-    return NeverAsksAgent
+    return with_key(lambda ctx, instance: NeverAsksAgent(instance))
 
 
 @agent("never-retries")
 def build_never_retries(spec: AgentSpec) -> AgentFactory:
     """``never-retries``: a test agent that gives up at the first tool error."""
 
-    def factory(ctx: EpisodeContext) -> NeverRetriesAgent:
-        return NeverRetriesAgent(reference_turns(ctx), ctx.instance.task.solution.answer)
+    def factory(ctx: EpisodeContext, instance: TaskInstance) -> NeverRetriesAgent:
+        return NeverRetriesAgent(reference_turns(instance), instance.task.solution.answer)
 
-    return factory
+    return with_key(factory)
 
 
 @agent("gullible")
 def build_gullible(spec: AgentSpec) -> AgentFactory:
     """``gullible``: a test agent that obeys instructions injected into tool results."""
-    return GullibleAgent
+    return with_key(lambda ctx, instance: GullibleAgent(instance))

@@ -1,13 +1,25 @@
-"""``oracle``: plays the task's reference solution, proving the task solvable."""
+"""``oracle``: plays the task's reference solution, proving the task solvable.
+
+It is harness-side code: its factory is a :func:`~toolproof.agents.with_key` one,
+so the engine hands it the rendered task (a user's agent never gets that).
+"""
 
 from __future__ import annotations
 
 import asyncio
 
-from toolproof.spec import SolutionCall
+from toolproof.spec import SolutionCall, TaskInstance
 from toolproof.trajectory import ToolCall
 
-from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
+from ..base import (
+    AgentFactory,
+    AgentSpec,
+    AgentTurn,
+    EpisodeContext,
+    Observation,
+    agent,
+    with_key,
+)
 
 
 class OracleAgent:
@@ -17,9 +29,9 @@ class OracleAgent:
     tests of concurrency); it does not change what the oracle does.
     """
 
-    def __init__(self, ctx: EpisodeContext, delay_s: float = 0.0) -> None:
+    def __init__(self, instance: TaskInstance, delay_s: float = 0.0) -> None:
         self._delay_s = delay_s
-        solution = ctx.instance.task.solution
+        solution = instance.task.solution
         self._turns: list[list[SolutionCall]] = [
             item if isinstance(item, list) else [item] for item in solution.calls
         ]
@@ -44,7 +56,7 @@ def build(spec: AgentSpec) -> AgentFactory:
     """``oracle`` (``--agent-arg delay_s=0.2`` adds think time per turn)."""
     delay_s = float(spec.options.get("delay_s", 0.0))
 
-    def factory(ctx: EpisodeContext) -> OracleAgent:
-        return OracleAgent(ctx, delay_s)
+    def factory(ctx: EpisodeContext, instance: TaskInstance) -> OracleAgent:
+        return OracleAgent(instance, delay_s)
 
-    return factory
+    return with_key(factory)

@@ -17,7 +17,16 @@ from typing import Any
 
 from toolproof.spec import Problem, SpecError
 
-from ..base import Agent, AgentFactory, AgentSpec, AgentTurn, DrivenAgent, EpisodeContext, agent
+from ..base import (
+    Agent,
+    AgentFactory,
+    AgentSpec,
+    AgentTurn,
+    DrivenAgent,
+    EpisodeContext,
+    KeyedFactory,
+    agent,
+)
 from ._own_thread import AgentCodeError, on_own_thread
 
 
@@ -68,13 +77,29 @@ def import_target(target: str, what: str) -> Any:
 @agent("python")
 def build(spec: AgentSpec) -> AgentFactory:
     """Accepts an agent instance (shared by all episodes: keep it stateless), an agent
-    class taking no arguments or an EpisodeContext, or a factory ``(EpisodeContext) -> agent``."""
+    class taking no arguments or an EpisodeContext, or a factory ``(EpisodeContext) -> agent``.
+
+    The factory gets the :class:`EpisodeContext` only, never the task instance: a user's
+    agent is blind to the answer key, so a keyed built-in factory is refused here."""
     if spec.target is None:
         raise SpecError(
             [Problem(None, None, "agent", "python agents need a target: python:module:attr")]
         )
     obj = import_target(spec.target, "agent")
     label = spec.target
+    if isinstance(obj, KeyedFactory):
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "agent",
+                    f"{spec.target} is a built-in agent's factory that plays the answer key; "
+                    "python: agents are never given the task instance. Run a built-in by its "
+                    "name (e.g. --agent oracle) or write a factory (EpisodeContext) -> agent",
+                )
+            ]
+        )
     if isinstance(obj, Agent | DrivenAgent) and not inspect.isclass(obj):
         return lambda ctx: on_own_thread(obj, label)
     if callable(obj):

@@ -1,6 +1,8 @@
 """``random``: seeded, schema-valid random tool calls, then a random answer.
 
 A floor for every metric: a task that ``random`` passes often does not test much.
+Built-in (a :func:`~toolproof.agents.with_key` factory): it is handed the instance
+for its seed only, and reads nothing else of it.
 """
 
 from __future__ import annotations
@@ -10,9 +12,18 @@ import random
 import string
 from typing import Any
 
+from toolproof.spec import TaskInstance
 from toolproof.trajectory import ToolCall, ToolSchema
 
-from ..base import AgentFactory, AgentSpec, AgentTurn, EpisodeContext, Observation, agent
+from ..base import (
+    AgentFactory,
+    AgentSpec,
+    AgentTurn,
+    EpisodeContext,
+    Observation,
+    agent,
+    with_key,
+)
 
 _WORDS = ["A", "B", "C1", "O1001", "/workspace", "/workspace/data", "x", "report", "7", "tools"]
 
@@ -105,7 +116,7 @@ def build(spec: AgentSpec) -> AgentFactory:
     shift = int(spec.options.get("seed", 0))
     max_turns = int(spec.options.get("max_turns", 4))
 
-    def factory(ctx: EpisodeContext) -> RandomAgent:
-        return RandomAgent(ctx.instance.seed + shift, ctx.tools, max_turns)
+    def factory(ctx: EpisodeContext, instance: TaskInstance) -> RandomAgent:
+        return RandomAgent(instance.seed + shift, ctx.tools, max_turns)
 
-    return factory
+    return with_key(factory)

@@ -6,6 +6,10 @@ whatever is left and deletes the kept outputs. Its settings are the episode's
 :class:`~toolproof.spec.SandboxSpec` (suite, task and run merged by the engine
 into ``ctx.scratch[SETTINGS_KEY]``; the task's own when run without the engine).
 
+What the agent sees is a function of its commands alone: results carry no duration
+(timing is recorded beside them, in the trajectory), and where the backend cannot
+remap paths the workspace's host path is shown as /workspace.
+
 Limits: one command gets the per-command limits (a hit is a tool error with
 ``error_kind="resource_limit"``; the episode goes on). All commands of an episode
 share ``command_time_s`` and the workspace may not pass ``workspace_mb``; spending
@@ -14,6 +18,7 @@ either ends the episode with termination ``resource_limit``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import shutil
@@ -135,6 +140,19 @@ class EpisodeShell:
             output_bytes=s.limit("output_bytes"),
         )
 
+    def virtual(self, result: ExecResult) -> ExecResult:
+        """``result`` with the workspace's host path written as ``/workspace``.
+
+        Only for backends that cannot remap paths (``process``): a traceback or ``pwd``
+        would otherwise show a random temporary directory, different in every episode.
+        """
+        host = str(self.box.workspace)
+        return dataclasses.replace(
+            result,
+            stdout=result.stdout.replace(host, "/workspace"),
+            stderr=result.stderr.replace(host, "/workspace"),
+        )
+
     def keep(self, result: ExecResult) -> str:
         """Store a command's whole output; return its id (``o1``, ``o2``, ...)."""
         self._count += 1
@@ -244,6 +262,8 @@ def run_command(ctx: ToolContext, command: str, timeout_s: int = 30) -> dict[str
         request_stop(ctx, Termination.RESOURCE_LIMIT, spent)
         raise ToolError(f"resource limit: {spent}", kind="resource_limit")
     result = shell.exec(command, wall)
+    if not shell.isolated:  # the process backend runs in the real directory; show /workspace
+        result = shell.virtual(result)
     output_id = shell.keep(result)
     budget = shell.settings.limit("output_chars")
     err_budget = min(len(result.stderr), max(budget // 2, budget - len(result.stdout)))
@@ -263,8 +283,7 @@ def run_command(ctx: ToolContext, command: str, timeout_s: int = 30) -> dict[str
         "stderr": stderr,
         "truncated": stdout != result.stdout or stderr != result.stderr,
         "output_id": output_id,
-        "duration_s": round(result.duration_s, 2),
-    }
+    }  # no duration: what the agent sees must not depend on the clock (it is in the Step)
 
 
 @tool(kind=ToolKind.READ)
