@@ -23,9 +23,11 @@ from typing import ClassVar, Self
 from toolproof.sandbox._cgroup import JOIN_FAILED, CommandCgroup, host_support, join_argv
 from toolproof.sandbox._detect import classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Outcome, kill_tree, run_tree
+from toolproof.sandbox._wsfs import WorkspaceFs, can_mount, chown_tree, is_full, unreachable_parent
 
 __all__ = ["WORKSPACE", "Sandbox"]
 
@@ -69,6 +71,8 @@ class Sandbox(ABC):
     name: ClassVar[str]
     isolated: ClassVar[bool]
     uses_image: ClassVar[bool] = False
+    #: Commands run as ``sandbox_owner()`` when the harness is root (see ``_wsfs``).
+    drops_root: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -122,6 +126,49 @@ class Sandbox(ABC):
         self._closed = False
         self._scratch: Path | None = None
         self._scratch_cleanup: Callable[[], object] | None = None
+        self._fs: WorkspaceFs | None = None
+        self.owner = sandbox_owner() if self.drops_root else None
+        if self.owner is not None:
+            self._own_workspace(self.owner)
+
+    def _own_workspace(self, owner: tuple[int, int]) -> None:
+        """Make the workspace the sandbox user's, on a size-limited tmpfs where possible."""
+        if can_mount():
+            fs = WorkspaceFs(self.workspace, self._scratch_dir(), self.limits.workspace_mb, owner)
+            self._fs = fs
+            weakref.finalize(self, fs.close)  # runs before the scratch clean-up (LIFO)
+        else:
+            blocked = unreachable_parent(self.workspace, *owner)
+            if blocked is not None:
+                raise SandboxError(
+                    f"the sandbox user (uid {owner[0]}) cannot reach the workspace "
+                    f"{str(self.workspace)!r}: {str(blocked)!r} is not searchable by it; "
+                    f"chmod o+x {str(blocked)!r}, or run the harness with CAP_SYS_ADMIN"
+                )
+        self._chown(owner)
+
+    @property
+    def bind_source(self) -> Path:
+        """The host path backends bind at /workspace (the tmpfs mountpoint, if any)."""
+        return self._fs.mountpoint if self._fs is not None else self.workspace
+
+    def _chown(self, owner: tuple[int, int]) -> None:
+        try:
+            chown_tree(self.bind_source, *owner)
+        except OSError as exc:
+            raise SandboxError(f"could not give the workspace to the sandbox user: {exc}") from exc
+
+    def _prepare(self, limits: ResourceLimits) -> None:
+        """Before a command: the tmpfs sized for ``limits``, the tree the sandbox user's.
+
+        Between commands only the harness writes to the workspace, so this walk sees
+        what it wrote (as root) and hands it over; it never follows a link.
+        """
+        if self.owner is None:
+            return
+        if self._fs is not None and limits.workspace_mb is not None:
+            self._fs.resize(limits.workspace_mb)
+        self._chown(self.owner)
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -165,6 +212,8 @@ class Sandbox(ABC):
         for proc in running:
             if proc.returncode is None:
                 kill_tree(proc.pid, None)
+        if self._fs is not None:
+            self._fs.close()
         if self._scratch_cleanup is not None:
             self._scratch_cleanup()
             self._scratch = self._scratch_cleanup = None
@@ -233,6 +282,8 @@ class Sandbox(ABC):
         with self._lock:
             if self._scratch is None:
                 self._scratch = Path(tempfile.mkdtemp(prefix=f"toolproof-{self.name}-"))
+                if self.drops_root:  # the sandbox user reads generated files from here
+                    self._scratch.chmod(0o711)
                 # Removed on close(), or when the sandbox is garbage-collected unclosed.
                 self._scratch_cleanup = weakref.finalize(self, shutil.rmtree, self._scratch, True)
             return self._scratch
@@ -246,6 +297,7 @@ class Sandbox(ABC):
         stdin: str | None,
         limits: ResourceLimits,
         group: CommandCgroup | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> Outcome:
         """Run an argv with tracking so ``close`` can kill it."""
 
@@ -272,6 +324,7 @@ class Sandbox(ABC):
                 output_bytes=limits.output_bytes,
                 group=group,
                 on_start=track,
+                pass_fds=pass_fds,
             )
         finally:
             with self._lock:
@@ -288,6 +341,7 @@ class Sandbox(ABC):
         limits: ResourceLimits,
         nproc_rlimit: bool,
         pids_slack: int = 0,
+        pass_fds: Sequence[int] = (),
     ) -> ExecResult:
         """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
 
@@ -300,6 +354,7 @@ class Sandbox(ABC):
             limits: The limits in force.
             nproc_rlimit: Use ``RLIMIT_NPROC`` for ``pids`` when no pids cgroup exists.
             pids_slack: Processes of the backend itself counted by the pids cgroup.
+            pass_fds: Descriptors the outermost process inherits (e.g. bwrap's seccomp).
         """
         support = host_support()
         try:
@@ -318,8 +373,9 @@ class Sandbox(ABC):
             if group.procs_files:
                 argv = join_argv(group.procs_files, argv)
             outcome = self._run(
-                argv, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits, group=group
-            )
+                argv, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits, group=group,
+                pass_fds=pass_fds,
+            )  # fmt: skip
             hit = classify(
                 limits,
                 returncode=outcome.returncode,
@@ -339,12 +395,11 @@ class Sandbox(ABC):
         """Build the ExecResult, adding the workspace size check."""
         if outcome.returncode == 125 and outcome.stderr.startswith(JOIN_FAILED):
             raise SandboxError(outcome.stderr.decode("utf-8", errors="replace").strip())
-        if (
-            hit is None
-            and limits.workspace_mb is not None
-            and workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
-        ):
-            hit = "workspace_size"
+        if hit is None and limits.workspace_mb is not None:
+            over = workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
+            # A full tmpfs held the command at its size or inode limit (ENOSPC inside).
+            if over or (self._fs is not None and self._fs.limited and is_full(self.bind_source)):
+                hit = "workspace_size"
         return ExecResult(
             exit_code=outcome.returncode,
             stdout=outcome.stdout.decode("utf-8", errors="replace"),

@@ -2,10 +2,17 @@
 
 Each command gets fresh namespaces of every kind (user, mount, pid, network, ipc,
 uts, cgroup): no network interface but a private loopback, uid/gid 1000 without
-capabilities, the host's system directories read-only, the workspace as the only
+capabilities (``--cap-drop ALL``), no new privileges, the seccomp filter of
+``_seccomp``, the host's system directories read-only, the workspace as the only
 writable host directory (at ``/workspace``), a fresh tmpfs ``/tmp``, and an
 environment built from scratch. Limits come from the shared base class: a
 per-command cgroup where possible, rlimits via ``prlimit`` inside the sandbox.
+
+When the harness is root, bwrap itself never runs as root: the command line is
+``sh (joins the cgroup, as root) -> [prlimit --nproc=unlimited] -> setpriv (to the
+unprivileged sandbox user, no groups, no new privileges) -> bwrap -> prlimit ->
+command``, so the user namespace maps uid 1000 inside to that unprivileged host
+uid, and the kernel treats every sandboxed process as that user.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -21,9 +29,11 @@ from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
 from toolproof.sandbox._cgroup import host_support
+from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._seccomp import program
 
 __all__ = ["BwrapSandbox"]
 
@@ -54,6 +64,41 @@ _GENERATED = {
 def _write_etc(directory: Path) -> None:
     for name, text in _GENERATED.items():
         (directory / name).write_text(text)
+        (directory / name).chmod(0o644)
+    directory.chmod(0o755)
+
+
+def drop_argv(owner: tuple[int, int] | None) -> list[str]:
+    """The programs that turn the root harness's child into the sandbox user, or [].
+
+    ``RLIMIT_NPROC`` is raised to its hard limit first: the kernel counts the
+    processes of *all* sandboxes (one host uid) against the limit bwrap starts with,
+    while each sandbox is held by its own ``RLIMIT_NPROC`` inside its user namespace
+    and its pids cgroup. (Raising the hard limit would need ``CAP_SYS_RESOURCE``,
+    which container runtimes usually drop.)
+    """
+    if owner is None:
+        return []
+    uid, gid = map(str, owner)
+    argv = []
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if soft != hard:
+        argv = ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
+    return [*argv, "setpriv", "--reuid", uid, "--regid", gid, "--clear-groups",
+            "--no-new-privs", "--"]  # fmt: skip
+
+
+def seccomp_pipe() -> int | None:
+    """A pipe's read end holding the seccomp program (bwrap reads it to the end)."""
+    code = program()
+    if code is None:
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, code)  # ~1 KB, far below the pipe buffer
+    finally:
+        os.close(write)
+    return read
 
 
 def build_argv(
@@ -66,6 +111,7 @@ def build_argv(
     env: Mapping[str, str],
     tmp_bytes: int | None,
     ro_binds: Mapping[str, str] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line (without the command) for one sandboxed command.
 
@@ -79,9 +125,13 @@ def build_argv(
         env: The complete environment inside the sandbox.
         tmp_bytes: Size cap of the /tmp tmpfs, or None.
         ro_binds: Extra host paths bound read-only, host path to path inside.
+        seccomp_fd: A descriptor holding the seccomp program, or None for none.
     """
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID)]
     argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
+    argv += ["--cap-drop", "ALL"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     if "--disable-userns" in features:
         argv.append("--disable-userns")
     for name in _SYSTEM_DIRS:
@@ -127,6 +177,10 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
             frozenset(),
         )
     features = frozenset(f for f in ("--size", "--disable-userns") if f in text)
+    owner = sandbox_owner()
+    if owner is not None and shutil.which("setpriv", path=_PATH) is None:
+        return "the harness is root and 'setpriv' (util-linux) is missing", bwrap, features
+    seccomp = seccomp_pipe()
     with tempfile.TemporaryDirectory(prefix="toolproof-bwrap-probe-") as tmp:
         _write_etc(Path(tmp))
         argv = build_argv(
@@ -137,17 +191,22 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
             cwd=WORKSPACE,
             env={"PATH": _PATH},
             tmp_bytes=None,
+            seccomp_fd=seccomp,
         )
         try:
             run = subprocess.run(
-                [*argv, prlimit, "--", "true"],
+                [*drop_argv(owner), *argv, prlimit, "--", "true"],
                 capture_output=True,
                 text=True,
                 timeout=30,
                 env={"PATH": _PATH},
+                pass_fds=() if seccomp is None else (seccomp,),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"a test sandbox failed to run: {exc}", bwrap, features
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
     if run.returncode != 0:
         return (
             f"a test sandbox failed ({run.stderr.strip() or f'exit {run.returncode}'}); "
@@ -168,6 +227,15 @@ def _warn_unlimited_pids() -> None:
     )
 
 
+@functools.cache
+def _warn_no_seccomp() -> None:
+    _log.warning(
+        "no seccomp filter is known for this machine (%s); bwrap commands run without "
+        "one (supported: x86_64, aarch64)",
+        os.uname().machine,
+    )
+
+
 @sandbox("bwrap")
 class BwrapSandbox(Sandbox):
     """Runs each command in fresh bubblewrap namespaces (see the module docstring).
@@ -178,6 +246,7 @@ class BwrapSandbox(Sandbox):
     """
 
     isolated = True
+    drops_root = True
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -214,6 +283,8 @@ class BwrapSandbox(Sandbox):
         _, bwrap, features = _probe()
         if chosen.pids is not None and os.geteuid() == 0 and not host_support().has("pids"):
             _warn_unlimited_pids()
+        if program() is None:
+            _warn_no_seccomp()
         inside = {
             "PATH": _PATH,
             "HOME": "/tmp",
@@ -225,23 +296,35 @@ class BwrapSandbox(Sandbox):
         }
         # /tmp lives in RAM: cap it by the memory budget (or the workspace budget).
         tmp_mb = chosen.memory_mb or chosen.workspace_mb
-        prefix = build_argv(
-            bwrap,
-            features,
-            workspace=self.workspace,
-            etc=self._etc_dir(),
-            cwd=inner,
-            env=inside,
-            tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
-            ro_binds=self.ro_binds,
-        )
-        return self._exec_limited(
-            command,
-            lambda argv: [*prefix, *argv],
-            env={"PATH": _PATH},
-            host_cwd=self.workspace,
-            stdin=stdin,
-            limits=chosen,
-            nproc_rlimit=True,
-            pids_slack=2,  # the outer bwrap and its pid-1 reaper
-        )
+        etc = self._etc_dir()
+        self._prepare(chosen)
+        seccomp = seccomp_pipe()
+        try:
+            prefix = [
+                *drop_argv(self.owner),
+                *build_argv(
+                    bwrap,
+                    features,
+                    workspace=self.bind_source,
+                    etc=etc,
+                    cwd=inner,
+                    env=inside,
+                    tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+                    ro_binds=self.ro_binds,
+                    seccomp_fd=seccomp,
+                ),
+            ]
+            return self._exec_limited(
+                command,
+                lambda argv: [*prefix, *argv],
+                env={"PATH": _PATH},
+                host_cwd=self.workspace,
+                stdin=stdin,
+                limits=chosen,
+                nproc_rlimit=True,
+                pids_slack=2,  # the outer bwrap and its pid-1 reaper
+                pass_fds=() if seccomp is None else (seccomp,),
+            )
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)

@@ -183,6 +183,7 @@ class CommandCgroup:
         """
         name = f"toolproof-{os.getpid()}-{os.urandom(6).hex()}"
         self._dirs: dict[str, tuple[int, Path]] = {}
+        self._frozen_events: int | None = None
         wanted = {"pids": pids, "memory": memory_mb}
         try:
             for controller, value in wanted.items():
@@ -238,7 +239,12 @@ class CommandCgroup:
         return 0
 
     def pids_hit(self) -> bool:
-        """True once a fork or clone failed because ``pids.max`` was reached."""
+        """True once a fork or clone failed because ``pids.max`` was reached.
+
+        After ``kill_all`` froze the cgroup, only refusals from before count.
+        """
+        if self._frozen_events is not None:
+            return self._frozen_events > 0
         return self._counter("pids", "pids.events", "max") > 0
 
     def oom_killed(self) -> bool:
@@ -261,9 +267,21 @@ class CommandCgroup:
     def kill_all(self, timeout_s: float = 5.0) -> bool:
         """SIGKILL every process in the cgroup until it is empty.
 
+        Forks are stopped first (``pids.max`` set to 0), so a tree that forks as fast
+        as it is killed cannot keep the cgroup busy: one pass then empties it.
+
         Returns:
             True when the cgroup is empty afterwards.
         """
+        if "pids" in self._dirs and self._frozen_events is None:
+            # Refusals from now on are the harness's doing, not the command's.
+            self._frozen_events = self._counter("pids", "pids.events", "max")
+            with contextlib.suppress(OSError):  # never create the file (fake trees in tests)
+                fd = os.open(self._dirs["pids"][1] / "pids.max", os.O_WRONLY | os.O_CLOEXEC)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
         for version, path in self._dirs.values():
             if version == 2 and (path / "cgroup.kill").exists():
                 with contextlib.suppress(OSError):

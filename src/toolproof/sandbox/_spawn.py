@@ -14,7 +14,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from toolproof.sandbox._cgroup import CommandCgroup
@@ -192,6 +192,7 @@ def run_tree(
     output_bytes: int,
     group: CommandCgroup | None = None,
     on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Outcome:
     """Run ``argv`` and return what happened; never leaves a process of the tree behind.
 
@@ -204,6 +205,7 @@ def run_tree(
         output_bytes: Bytes of stdout plus stderr kept before ``stopped="output"``.
         group: The command's cgroup, polled for pids and OOM events and killed.
         on_start: Called with the process right after it started (for tracking).
+        pass_fds: Descriptors the process inherits (all others are closed).
 
     Raises:
         SandboxError: The program could not be started at all.
@@ -220,6 +222,7 @@ def run_tree(
             cwd=cwd,
             start_new_session=True,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
         raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
