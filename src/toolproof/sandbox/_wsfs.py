@@ -12,8 +12,9 @@ When the harness is root, sandboxed commands run as the unprivileged host user o
   is mounted in a private scratch directory that the sandbox user can reach (the
   workspace's own parents are often ``0700``), the workspace is copied in once, and
   the tmpfs is bind-mounted over the workspace path, so harness code keeps using
-  the same path. ``close`` unmounts both; a finalizer does it if ``close`` is never
-  called.
+  the same path. ``close`` copies the tree back into the real directory (the
+  caller's files stay the caller's) and unmounts both; a finalizer does it if
+  ``close`` is never called.
 """
 
 from __future__ import annotations
@@ -231,6 +232,7 @@ class WorkspaceFs:
         self.mountpoint = scratch / "workspace"
         self.mountpoint.mkdir(mode=0o755)
         self._mounted: list[str] = []
+        self._original: int | None = None  # the real directory, under the bind
         try:
             if budget_mb is None:
                 _mount(str(workspace), str(self.mountpoint), None, _MS_BIND, "")
@@ -252,6 +254,7 @@ class WorkspaceFs:
                     f"the workspace {str(workspace)!r} is already larger than its limit "
                     f"workspace_mb={budget_mb}; raise sandbox.workspace_mb"
                 ) from None
+            self._original = os.open(workspace, _DIR_FLAGS)
             _mount(str(self.mountpoint), str(workspace), None, _MS_BIND, "")
             self._mounted.append(str(workspace))
             _mount(None, str(workspace), None, _MS_PRIVATE, "")
@@ -280,6 +283,29 @@ class WorkspaceFs:
         self.budget_mb = budget_mb
 
     def close(self) -> None:
-        """Unmount the bind and the tmpfs (the copy's contents go); safe to call twice."""
+        """Copy the tree back to the real directory and unmount; safe to call twice.
+
+        Call it only when no command runs any more (``Sandbox.close`` kills them first).
+        """
+        if self._original is not None:
+            if len(self._mounted) == 2:
+                try:
+                    self._copy_back(self._original)
+                except OSError as exc:
+                    _log.warning("could not copy the workspace %s back: %s", self.workspace, exc)
+            os.close(self._original)
+            self._original = None
         while self._mounted:
             _umount(self._mounted.pop())
+
+    def _copy_back(self, original: int) -> None:
+        """Replace the real directory's contents by the tmpfs's (no link is followed)."""
+        base = f"/proc/self/fd/{original}"
+        for name in os.listdir(original):
+            info = os.stat(name, dir_fd=original, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(f"{base}/{name}")
+            else:
+                os.unlink(name, dir_fd=original)
+        _copy_into(str(self.mountpoint), base)
+        shutil.copystat(self.mountpoint, base)
