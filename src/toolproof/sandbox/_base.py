@@ -8,6 +8,7 @@ limit was hit (``_detect``), the workspace size check, and clean-up on ``close``
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import shutil
 import subprocess
@@ -21,13 +22,20 @@ from types import TracebackType
 from typing import ClassVar, Self
 
 from toolproof.sandbox._cgroup import JOIN_FAILED, CommandCgroup, host_support, join_argv
-from toolproof.sandbox._detect import classify, workspace_bytes
+from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Outcome, kill_tree, run_tree
-from toolproof.sandbox._wsfs import WorkspaceFs, can_mount, chown_tree, is_full, unreachable_parent
+from toolproof.sandbox._wsfs import (
+    ReachableBinds,
+    WorkspaceFs,
+    can_mount,
+    chown_tree,
+    is_full,
+    unreachable_parent,
+)
 
 __all__ = ["WORKSPACE", "Sandbox"]
 
@@ -50,6 +58,26 @@ def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
             raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
         checked[str(Path(host).resolve())] = inner
     return checked
+
+
+def _fsize_within_workspace(limits: ResourceLimits) -> ResourceLimits:
+    """``limits`` with ``RLIMIT_FSIZE`` no larger than the workspace budget (plus 1 MiB)."""
+    if limits.workspace_mb is None:
+        return limits
+    cap = limits.workspace_mb + 1
+    if limits.file_size_mb is not None and limits.file_size_mb <= cap:
+        return limits
+    return dataclasses.replace(limits, file_size_mb=cap)
+
+
+def _check_reachable(path: Path, what: str, owner: tuple[int, int]) -> None:
+    blocked = unreachable_parent(path, *owner)
+    if blocked is not None:
+        raise SandboxError(
+            f"the sandbox user (uid {owner[0]}) cannot reach the {what} {str(path)!r}: "
+            f"{str(blocked)!r} is not searchable by it; chmod o+x {str(blocked)!r}, "
+            "or run the harness with CAP_SYS_ADMIN (then it is bound where it can)"
+        )
 
 
 class Sandbox(ABC):
@@ -127,6 +155,7 @@ class Sandbox(ABC):
         self._scratch: Path | None = None
         self._scratch_cleanup: Callable[[], object] | None = None
         self._fs: WorkspaceFs | None = None
+        self._binds: ReachableBinds | None = None
         self.owner = sandbox_owner() if self.drops_root else None
         if self.owner is not None:
             self._own_workspace(self.owner)
@@ -138,13 +167,19 @@ class Sandbox(ABC):
             self._fs = fs
             weakref.finalize(self, fs.close)  # runs before the scratch clean-up (LIFO)
         else:
-            blocked = unreachable_parent(self.workspace, *owner)
-            if blocked is not None:
-                raise SandboxError(
-                    f"the sandbox user (uid {owner[0]}) cannot reach the workspace "
-                    f"{str(self.workspace)!r}: {str(blocked)!r} is not searchable by it; "
-                    f"chmod o+x {str(blocked)!r}, or run the harness with CAP_SYS_ADMIN"
-                )
+            _check_reachable(self.workspace, "workspace", owner)
+        reachable: dict[str, str] = {}
+        for host, inside in self.ro_binds.items():
+            if unreachable_parent(Path(host), *owner) is None:
+                reachable[host] = inside
+                continue
+            if not can_mount():
+                _check_reachable(Path(host), "ro_binds path", owner)
+            if self._binds is None:
+                self._binds = binds = ReachableBinds(self._scratch_dir())
+                weakref.finalize(self, binds.close)
+            reachable[str(self._binds.add(Path(host)))] = inside
+        self.ro_binds = reachable
         self._chown(owner)
 
     @property
@@ -214,6 +249,8 @@ class Sandbox(ABC):
                 kill_tree(proc.pid, None)
         if self._fs is not None:
             self._fs.close()
+        if self._binds is not None:
+            self._binds.close()
         if self._scratch_cleanup is not None:
             self._scratch_cleanup()
             self._scratch = self._scratch_cleanup = None
@@ -298,6 +335,7 @@ class Sandbox(ABC):
         limits: ResourceLimits,
         group: CommandCgroup | None = None,
         pass_fds: Sequence[int] = (),
+        watch: Callable[[], str | None] | None = None,
     ) -> Outcome:
         """Run an argv with tracking so ``close`` can kill it."""
 
@@ -325,6 +363,7 @@ class Sandbox(ABC):
                 group=group,
                 on_start=track,
                 pass_fds=pass_fds,
+                watch=watch,
             )
         finally:
             with self._lock:
@@ -368,13 +407,18 @@ class Sandbox(ABC):
         try:
             by_rlimit_as = not group.has("memory")
             by_nproc = nproc_rlimit and not group.has("pids")
-            rlimits = limits.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
+            held = self._fs is not None and self._fs.limited
+            watch = None
+            if not held and limits.workspace_mb is not None:  # no tmpfs: the fallback
+                watch = WorkspaceWatch(self.workspace, limits.workspace_mb)
+            rlimited = limits if held else _fsize_within_workspace(limits)
+            rlimits = rlimited.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
             argv = wrap(["prlimit", *rlimits, "--", *self._argv(command)])
             if group.procs_files:
                 argv = join_argv(group.procs_files, argv)
             outcome = self._run(
                 argv, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits, group=group,
-                pass_fds=pass_fds,
+                pass_fds=pass_fds, watch=watch,
             )  # fmt: skip
             hit = classify(
                 limits,
@@ -395,7 +439,8 @@ class Sandbox(ABC):
         """Build the ExecResult, adding the workspace size check."""
         if outcome.returncode == 125 and outcome.stderr.startswith(JOIN_FAILED):
             raise SandboxError(outcome.stderr.decode("utf-8", errors="replace").strip())
-        if hit is None and limits.workspace_mb is not None:
+        # file_size too: without a tmpfs, RLIMIT_FSIZE is capped at the workspace budget.
+        if hit in (None, "file_size") and limits.workspace_mb is not None:
             over = workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
             # A full tmpfs held the command at its size or inode limit (ENOSPC inside).
             if over or (self._fs is not None and self._fs.limited and is_full(self.bind_source)):

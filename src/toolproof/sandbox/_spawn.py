@@ -193,6 +193,7 @@ def run_tree(
     group: CommandCgroup | None = None,
     on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
     pass_fds: Sequence[int] = (),
+    watch: Callable[[], str | None] | None = None,
 ) -> Outcome:
     """Run ``argv`` and return what happened; never leaves a process of the tree behind.
 
@@ -206,6 +207,8 @@ def run_tree(
         group: The command's cgroup, polled for pids and OOM events and killed.
         on_start: Called with the process right after it started (for tracking).
         pass_fds: Descriptors the process inherits (all others are closed).
+        watch: Polled while the command runs (it throttles itself); a limit name it
+            returns stops the tree with that reason (e.g. ``"workspace_size"``).
 
     Raises:
         SandboxError: The program could not be started at all.
@@ -242,6 +245,8 @@ def run_tree(
             if ended_at is None:
                 if not _exited(proc.pid):
                     stopped = "output" if pump.overflow else _limit_event(now, deadline, group)
+                    if stopped is None and watch is not None:
+                        stopped = watch()
                     if stopped is None:
                         pump.step(max(0.0, min(poll, deadline - now)))
                         poll = min(poll * 2, _POLL_MAX_S)

@@ -32,10 +32,11 @@ from pathlib import Path
 
 from toolproof.sandbox._errors import SandboxError
 
-__all__ = ["WorkspaceFs", "can_mount", "chown_tree", "is_full", "unreachable_parent"]
+__all__ = ["ReachableBinds", "WorkspaceFs", "can_mount", "chown_tree", "is_full", "unreachable_parent"]
 
 _log = logging.getLogger(__name__)
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REMOUNT, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x20, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 0x1, 0x2, 0x4, 0x20, 0x1000
+_MS_PRIVATE = 1 << 18
 _MNT_DETACH = 2
 _CAP_SYS_ADMIN = 21
 #: Extra room above ``workspace_mb``, so a write that stops at the budget is seen as over it.
@@ -88,8 +89,11 @@ def can_mount() -> bool:
 
 
 def unreachable_parent(path: Path, uid: int, gid: int) -> Path | None:
-    """The first directory on the way to ``path`` that ``uid``/``gid`` cannot search, or None."""
-    for parent in [*reversed(path.parents), path]:
+    """The first directory on the way to ``path`` that ``uid``/``gid`` cannot search, or None.
+
+    ``path`` itself counts when it is a directory (bwrap must enter it).
+    """
+    for parent in [*reversed(path.parents), *([path] if path.is_dir() else [])]:
         try:
             info = parent.stat()
         except OSError:
@@ -309,3 +313,43 @@ class WorkspaceFs:
                 os.unlink(name, dir_fd=original)
         _copy_into(str(self.mountpoint), base)
         shutil.copystat(self.mountpoint, base)
+
+
+class ReachableBinds:
+    """Read-only bind mounts of host paths into a scratch directory (root only).
+
+    bwrap runs as the sandbox user, so it can only bind what that user can reach;
+    a tool cache under ``/root`` or a ``0700`` temporary directory is first bound
+    here (read-only, private) by the harness. Permissions inside still apply.
+    """
+
+    def __init__(self, scratch: Path) -> None:
+        """Bind into ``scratch/binds`` (created on first use)."""
+        self._dir = scratch / "binds"
+        self._mounted: list[str] = []
+
+    def add(self, source: Path) -> Path:
+        """Bind ``source`` (a directory or a file) and return the reachable path.
+
+        Raises:
+            SandboxError: The bind mount failed.
+        """
+        self._dir.mkdir(mode=0o711, exist_ok=True)
+        target = self._dir / str(len(self._mounted))
+        if source.is_dir():
+            target.mkdir(mode=0o755)
+        else:
+            target.touch(mode=0o644)
+        try:
+            _mount(str(source), str(target), None, _MS_BIND, "")
+            self._mounted.append(str(target))
+            _mount(None, str(target), None, _MS_PRIVATE, "")
+            _mount(None, str(target), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY, "")
+        except OSError as exc:
+            raise SandboxError(f"could not bind {str(source)!r} for the sandbox user: {exc}") from exc
+        return target
+
+    def close(self) -> None:
+        """Unmount every bind; safe to call twice."""
+        while self._mounted:
+            _umount(self._mounted.pop())
