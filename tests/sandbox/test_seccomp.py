@@ -118,7 +118,7 @@ def test_assembler_resolves_labels_and_refuses_bad_jumps() -> None:
     with pytest.raises(ValueError, match="twice"):
         assemble([Insn(RET_K, 0, label="a"), Insn(RET_K, 0, label="a")])
     far = [Insn(JEQ_K, 5, jt="end"), *[Insn(RET_K, 0)] * 300, Insn(RET_K, 1, label="end")]
-    with pytest.raises(ValueError, match="0..255"):
+    with pytest.raises(ValueError, match=r"0\.\.255"):
         assemble(far)
 
 

@@ -83,7 +83,11 @@ def drop_argv(owner: tuple[int, int] | None) -> list[str]:
     argv = []
     soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     if soft != hard:
-        argv = ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
+        argv = [
+            "prlimit",
+            f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}",
+            "--",
+        ]
     return [*argv, "setpriv", "--reuid", uid, "--regid", gid, "--clear-groups",
             "--no-new-privs", "--"]  # fmt: skip
 

@@ -32,7 +32,14 @@ from pathlib import Path
 
 from toolproof.sandbox._errors import SandboxError
 
-__all__ = ["ReachableBinds", "WorkspaceFs", "can_mount", "chown_tree", "is_full", "unreachable_parent"]
+__all__ = [
+    "ReachableBinds",
+    "WorkspaceFs",
+    "can_mount",
+    "chown_tree",
+    "is_full",
+    "unreachable_parent",
+]
 
 _log = logging.getLogger(__name__)
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 0x1, 0x2, 0x4, 0x20, 0x1000
@@ -71,7 +78,9 @@ def _umount(target: str) -> None:
     if _libc().umount2(target.encode(), _MNT_DETACH) != 0:
         code = ctypes.get_errno()
         if code not in (errno.EINVAL, errno.ENOENT):  # not mounted (any more)
-            _log.warning("could not unmount %s: %s; run umount -l %s", target, os.strerror(code), target)
+            _log.warning(
+                "could not unmount %s: %s; run umount -l %s", target, os.strerror(code), target
+            )
 
 
 @functools.cache
@@ -346,7 +355,9 @@ class ReachableBinds:
             _mount(None, str(target), None, _MS_PRIVATE, "")
             _mount(None, str(target), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY, "")
         except OSError as exc:
-            raise SandboxError(f"could not bind {str(source)!r} for the sandbox user: {exc}") from exc
+            raise SandboxError(
+                f"could not bind {str(source)!r} for the sandbox user: {exc}"
+            ) from exc
         return target
 
     def close(self) -> None:

@@ -1,0 +1,152 @@
+"""The workspace's owner and its size-limited filesystem (mostly root-only behaviour)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toolproof.sandbox import SANDBOX_UID, ResourceLimits, SandboxError, _base, get_backend
+from toolproof.sandbox._detect import WorkspaceWatch
+from toolproof.sandbox._wsfs import WorkspaceFs, can_mount, chown_tree, unreachable_parent
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs a root harness")
+mounting = pytest.mark.skipif(not can_mount(), reason="needs root with CAP_SYS_ADMIN")
+OWNER = (SANDBOX_UID, SANDBOX_UID)
+
+
+def _bwrap() -> type[_base.Sandbox]:
+    cls = get_backend("bwrap")
+    reason = cls.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"bwrap unusable here: {reason}")
+    return cls
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A workspace whose parents everyone may search (as /tmp's children are)."""
+    parent = Path(tempfile.mkdtemp(prefix="toolproof-wsfs-test-"))
+    parent.chmod(0o711)
+    (parent / "ws").mkdir()
+    yield parent / "ws"
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+def _mounted(path: Path) -> bool:
+    return f" {path} " in Path("/proc/self/mountinfo").read_text()
+
+
+@root_only
+def test_chown_tree_never_follows_links(tmp_path: Path) -> None:
+    host_file = tmp_path / "host-secret"
+    host_file.write_text("root's")
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "f").write_text("x")
+    (ws / "link").symlink_to(host_file)
+    (ws / "dirlink").symlink_to(tmp_path)
+    assert chown_tree(ws, *OWNER) == 5  # ws, sub, f, link, dirlink (the links themselves)
+    assert host_file.stat().st_uid == 0 and tmp_path.stat().st_uid == 0
+    assert (ws / "sub" / "f").stat().st_uid == SANDBOX_UID
+    assert os.lstat(ws / "link").st_uid == SANDBOX_UID
+    assert chown_tree(ws, *OWNER) == 0  # nothing left to change: the per-command walk is cheap
+
+
+def test_unreachable_parent_names_the_blocking_directory(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    (locked / "ws").mkdir(parents=True)
+    locked.chmod(0o700)
+    assert unreachable_parent(locked / "ws", 64_999, 64_999) in (
+        locked,
+        tmp_path,
+        *tmp_path.parents,
+    )
+    locked.chmod(0o711)
+    (locked / "ws").chmod(0o755)
+    assert unreachable_parent(locked / "ws", os.getuid(), os.getgid()) is None
+
+
+@mounting
+def test_workspace_over_its_budget_is_refused_and_leaves_no_mount(open_dir: Path) -> None:
+    (open_dir / "big").write_bytes(b"\0" * (3 * 1024 * 1024))
+    scratch = Path(tempfile.mkdtemp(prefix="toolproof-wsfs-scratch-"))
+    try:
+        with pytest.raises(SandboxError, match="already larger than its limit workspace_mb=1"):
+            WorkspaceFs(open_dir, scratch, 1, OWNER)
+        assert not _mounted(open_dir) and not _mounted(scratch / "workspace")
+        assert (open_dir / "big").stat().st_size == 3 * 1024 * 1024  # untouched
+    finally:
+        shutil.rmtree(scratch)
+
+
+@mounting
+def test_harness_writes_between_commands_are_handed_over_and_copied_back(
+    open_dir: Path,
+) -> None:
+    (open_dir / "seed.txt").write_text("seed\n")
+    with _bwrap()(open_dir, ResourceLimits(workspace_mb=32)) as box:
+        assert _mounted(open_dir)
+        (open_dir / "harness.txt").write_text("from the harness\n")  # as root, between commands
+        result = box.exec(
+            "echo more >> harness.txt && echo more >> seed.txt && mkdir d && echo y > d/y"
+        )
+        assert result.ok, result.stderr
+        assert (open_dir / "harness.txt").stat().st_uid == SANDBOX_UID
+        git = box.exec("git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q "
+                       "--allow-empty -m m && git log --oneline | wc -l")  # fmt: skip
+        assert git.ok and git.stdout.strip() == "1", git.stderr  # no "dubious ownership"
+        box.exec("echo ok", limits=ResourceLimits(workspace_mb=16))  # resized
+        assert f"size={16 * 1024 + 1024}k" in Path("/proc/self/mountinfo").read_text()
+    assert not _mounted(open_dir)
+    assert (open_dir / "harness.txt").read_text() == "from the harness\nmore\n"
+    assert (open_dir / "d" / "y").read_text() == "y\n" and (open_dir / "r" / ".git").is_dir()
+
+
+@root_only
+def test_without_mounting_an_unreachable_workspace_is_a_clear_error(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cls = _bwrap()
+    monkeypatch.setattr(_base, "can_mount", lambda: False)
+    if unreachable_parent(workspace, *OWNER) is None:
+        pytest.skip("this temporary directory is searchable by everyone")
+    with pytest.raises(SandboxError, match=r"cannot reach the workspace .*chmod o\+x"):
+        cls(workspace)
+
+
+@root_only
+def test_without_mounting_the_fallback_holds_the_disk_budget(
+    open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cls = _bwrap()
+    monkeypatch.setattr(_base, "can_mount", lambda: False)
+    limits = ResourceLimits(workspace_mb=4, file_size_mb=None, wall_s=60)
+    with cls(open_dir, limits) as box:
+        one = box.exec("head -c 3G /dev/zero > big; echo rc=$?")
+        assert one.limit_hit == "workspace_size"
+        assert (open_dir / "big").stat().st_size <= 5 * 1024 * 1024  # RLIMIT_FSIZE at the budget
+        box.exec("rm big")
+        many = box.exec("i=0; while :; do head -c 1M /dev/zero > f$i; i=$((i+1)); done")
+        assert many.limit_hit == "workspace_size" and many.exit_code is None  # the watchdog
+        assert len(list(open_dir.iterdir())) < 2000
+
+
+def test_process_backend_watchdog_stops_a_growing_workspace(workspace: Path) -> None:
+    limits = ResourceLimits(workspace_mb=2, file_size_mb=None, wall_s=60)
+    with get_backend("process")(workspace, limits) as box:
+        result = box.exec("i=0; while :; do head -c 65536 /dev/zero > f$i; i=$((i+1)); done")
+    assert result.limit_hit == "workspace_size" and result.duration_s < 30
+
+
+def test_workspace_watch_throttles_itself(tmp_path: Path) -> None:
+    watch = WorkspaceWatch(tmp_path, 1, min_interval_s=0.0)
+    assert watch() is None
+    (tmp_path / "f").write_bytes(b"\0" * (2 * 1024 * 1024))
+    assert watch() == "workspace_size"
+    slow = WorkspaceWatch(tmp_path, 1, min_interval_s=3600)
+    assert slow() is None  # not due yet: no walk
