@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 import toolproof
-from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, _base, get_backend
+from toolproof.sandbox._cgroup import CgroupSupport
 
 SECRET = "toolproof-escape-secret-6f1d"
 SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=128, pids=32, file_size_mb=None,
@@ -182,6 +183,18 @@ def test_fork_bomb_is_held(box: Sandbox, leftovers: Callable[[str], list[int]]) 
     result = box.exec("bomb() { bomb | bomb & }; bomb; sleep 2; echo escape-fork-bomb")
     assert result.limit_hit == "pids" and result.duration_s < SMALL.wall_s
     assert leftovers("bomb") == []
+
+
+@root_only
+def test_fork_bomb_is_held_without_cgroups_too(
+    box: Sandbox, monkeypatch: pytest.MonkeyPatch, leftovers: Callable[[str], list[int]]
+) -> None:
+    # As the unprivileged sandbox user, RLIMIT_NPROC in the user namespace applies
+    # (the kernel exempts host root from it, which is why it did not before).
+    monkeypatch.setattr(_base, "host_support", lambda: CgroupSupport({}))
+    result = box.exec("nobomb() { nobomb | nobomb & }; nobomb; sleep 2", limits=SMALL)
+    assert result.limit_hit == "pids", result
+    assert leftovers("nobomb") == []
 
 
 def test_memory_bomb_is_held(box: Sandbox) -> None:

@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
-from toolproof.sandbox._cgroup import host_support
 from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import sandbox
@@ -223,15 +222,6 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
 
 
 @functools.cache
-def _warn_unlimited_pids() -> None:
-    _log.warning(
-        "no pids cgroup can be created here and the harness runs as root, whose "
-        "processes RLIMIT_NPROC exempts even inside a user namespace: bwrap commands "
-        "have no process limit, so a fork bomb is stopped only by the wall-time limit"
-    )
-
-
-@functools.cache
 def _warn_no_seccomp() -> None:
     _log.warning(
         "no seccomp filter is known for this machine (%s); bwrap commands run without "
@@ -285,8 +275,6 @@ class BwrapSandbox(Sandbox):
         chosen = limits or self.limits
         inner = self._checked_cwd(cwd)
         _, bwrap, features = _probe()
-        if chosen.pids is not None and os.geteuid() == 0 and not host_support().has("pids"):
-            _warn_unlimited_pids()
         if program() is None:
             _warn_no_seccomp()
         inside = {
