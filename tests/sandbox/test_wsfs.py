@@ -37,6 +37,12 @@ def open_dir() -> Iterator[Path]:
     shutil.rmtree(parent, ignore_errors=True)
 
 
+def _workspace_filesystems() -> set[str]:
+    """Device ids of the mounted toolproof workspace tmpfs (one per filesystem)."""
+    lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    return {line.split()[2] for line in lines if "tmpfs toolproof-workspace " in line}
+
+
 def _mounted(path: Path) -> bool:
     return f" {path} " in Path("/proc/self/mountinfo").read_text()
 
@@ -150,3 +156,21 @@ def test_workspace_watch_throttles_itself(tmp_path: Path) -> None:
     assert watch() == "workspace_size"
     slow = WorkspaceWatch(tmp_path, 1, min_interval_s=3600)
     assert slow() is None  # not due yet: no walk
+
+
+@mounting
+def test_a_second_sandbox_on_the_same_workspace_shares_the_first_ones_limit(
+    open_dir: Path,
+) -> None:
+    cls = _bwrap()
+    limits = ResourceLimits(workspace_mb=8, file_size_mb=None)
+    with cls(open_dir, limits) as outer:
+        outer.exec("echo outer > o")
+        before = _workspace_filesystems()
+        with cls(open_dir, limits) as inner:  # e.g. a checker's sandbox during scoring
+            assert _workspace_filesystems() == before  # no second tmpfs, a bind of the first
+            bomb = inner.exec("cat o; head -c 1G /dev/zero > fill")
+            assert bomb.stdout == "outer\n" and bomb.limit_hit == "workspace_size"
+            inner.exec("rm fill; echo inner > i")
+        assert outer.exec("cat i").stdout == "inner\n"
+    assert (open_dir / "i").read_text() == "inner\n" and not _mounted(open_dir)

@@ -34,6 +34,7 @@ from toolproof.sandbox._wsfs import (
     can_mount,
     chown_tree,
     is_full,
+    on_workspace_tmpfs,
     unreachable_parent,
 )
 
@@ -163,7 +164,10 @@ class Sandbox(ABC):
     def _own_workspace(self, owner: tuple[int, int]) -> None:
         """Make the workspace the sandbox user's, on a size-limited tmpfs where possible."""
         if can_mount():
-            fs = WorkspaceFs(self.workspace, self._scratch_dir(), self.limits.workspace_mb, owner)
+            # Nested on another sandbox's tmpfs: bind only, the outer size limit holds.
+            nested = on_workspace_tmpfs(self.workspace)
+            budget = None if nested else self.limits.workspace_mb
+            fs = WorkspaceFs(self.workspace, self._scratch_dir(), budget, owner)
             self._fs = fs
             weakref.finalize(self, fs.close)  # runs before the scratch clean-up (LIFO)
         else:
@@ -201,6 +205,9 @@ class Sandbox(ABC):
         """
         if self.owner is None:
             return
+        with self._lock:
+            if self._closed:
+                raise SandboxError(f"this {self.name} sandbox is closed; create a new one")
         if self._fs is not None and limits.workspace_mb is not None:
             self._fs.resize(limits.workspace_mb)
         self._chown(self.owner)

@@ -38,6 +38,7 @@ __all__ = [
     "can_mount",
     "chown_tree",
     "is_full",
+    "on_workspace_tmpfs",
     "unreachable_parent",
 ]
 
@@ -94,6 +95,28 @@ def can_mount() -> bool:
                 return bool(int(line.split()[1], 16) >> _CAP_SYS_ADMIN & 1)
     except (OSError, ValueError):
         return False
+    return False
+
+
+def on_workspace_tmpfs(path: Path) -> bool:
+    """True when ``path`` is already the root of a toolproof workspace tmpfs.
+
+    A second sandbox on the same workspace (a checker's, while the episode's is
+    open) then needs no tmpfs of its own: the first one's size limit holds.
+    """
+    try:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return False
+    for line in mountinfo.splitlines():
+        head, _, tail = line.partition(" - ")
+        fields = head.split()
+        if (
+            len(fields) > 4
+            and fields[4] == str(path)
+            and tail.startswith("tmpfs toolproof-workspace ")
+        ):
+            return True
     return False
 
 
