@@ -95,6 +95,8 @@ class Sandbox(ABC):
         limits: Limits applied when ``exec`` is given none.
         image: The container image, for backends that use one.
         ro_binds: Extra read-only host paths, resolved host path to path inside.
+        owner: The unprivileged host (uid, gid) commands run as and the workspace is
+            given to when the harness is root (backends with ``drops_root``), else None.
     """
 
     name: ClassVar[str]
@@ -102,6 +104,8 @@ class Sandbox(ABC):
     uses_image: ClassVar[bool] = False
     #: Commands run as ``sandbox_owner()`` when the harness is root (see ``_wsfs``).
     drops_root: ClassVar[bool] = False
+    owner: tuple[int, int] | None = None
+    _fs: WorkspaceFs | None = None
 
     def __init__(
         self,
