@@ -48,8 +48,10 @@ def _bare_bwrap(workspace: Path, etc: Path) -> Callable[[], object]:
     _, bwrap, features = _probe()
     argv = build_argv(bwrap, features, workspace=workspace, etc=etc, cwd="/workspace",
                       env={"PATH": _PATH}, tmp_bytes=None)  # fmt: skip
-    drop = argv.index("--cap-drop")
-    argv = [*argv[:drop], *argv[drop + 2 :], "true"]
+    if "--cap-drop" in argv:  # the hardening's own option; bare bwrap goes without it
+        drop = argv.index("--cap-drop")
+        argv = argv[:drop] + argv[drop + 2 :]
+    argv = [*argv, "true"]
     return lambda: subprocess.run(argv, check=True, env={"PATH": _PATH})
 
 

@@ -392,6 +392,7 @@ class Sandbox(ABC):
         nproc_rlimit: bool,
         pids_slack: int = 0,
         pass_fds: Sequence[int] = (),
+        rlimits_outside: bool = False,
     ) -> ExecResult:
         """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
 
@@ -405,6 +406,8 @@ class Sandbox(ABC):
             nproc_rlimit: Use ``RLIMIT_NPROC`` for ``pids`` when no pids cgroup exists.
             pids_slack: Processes of the backend itself counted by the pids cgroup.
             pass_fds: Descriptors the outermost process inherits (e.g. bwrap's seccomp).
+            rlimits_outside: Set the rlimits before ``wrap``'s programs (inherited by
+                all of them, one exec fewer) unless ``RLIMIT_NPROC`` must be set inside.
         """
         support = host_support()
         try:
@@ -424,7 +427,11 @@ class Sandbox(ABC):
                 watch = WorkspaceWatch(self.workspace, limits.workspace_mb)
             rlimited = limits if held else _fsize_within_workspace(limits)
             rlimits = rlimited.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
-            argv = wrap(["prlimit", *rlimits, "--", *self._argv(command)])
+            limited = ["prlimit", *rlimits, "--"]
+            if rlimits_outside and not by_nproc:
+                argv = [*limited, *wrap(self._argv(command))]
+            else:
+                argv = wrap([*limited, *self._argv(command)])
             if group.procs_files:
                 argv = join_argv(group.procs_files, argv)
             outcome = self._run(

@@ -316,6 +316,9 @@ class BwrapSandbox(Sandbox):
                 nproc_rlimit=True,
                 pids_slack=2,  # the outer bwrap and its pid-1 reaper
                 pass_fds=() if seccomp is None else (seccomp,),
+                # RLIMIT_NPROC must be set inside the user namespace; the others are
+                # inherited through setpriv and bwrap, so they are set first.
+                rlimits_outside=True,
             )
         finally:
             if seccomp is not None:
