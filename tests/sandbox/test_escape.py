@@ -18,7 +18,7 @@ import pytest
 
 import toolproof
 from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, _base, get_backend
-from toolproof.sandbox._cgroup import CgroupSupport
+from toolproof.sandbox._cgroup import CgroupSupport, host_support
 
 SECRET = "toolproof-escape-secret-6f1d"
 SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=128, pids=32, file_size_mb=None,
@@ -44,6 +44,8 @@ def box(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
         yield sandbox
     assert str(workspace) + " " not in _mounts() and str(scratch) not in _mounts()
     assert not scratch.exists()
+    for _, parent in host_support().parents.values():  # no per-command cgroup left
+        assert list(parent.glob(f"toolproof-{os.getpid()}-*")) == []
 
 
 def _py(code: str) -> list[str]:

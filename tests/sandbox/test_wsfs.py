@@ -174,3 +174,21 @@ def test_a_second_sandbox_on_the_same_workspace_shares_the_first_ones_limit(
             inner.exec("rm fill; echo inner > i")
         assert outer.exec("cat i").stdout == "inner\n"
     assert (open_dir / "i").read_text() == "inner\n" and not _mounted(open_dir)
+
+
+@mounting
+def test_a_failed_set_up_leaves_no_mount(open_dir: Path, tmp_path: Path) -> None:
+    cls = _bwrap()
+    missing_later = tmp_path / "tools"  # under a 0700 directory: must be bound for 64123
+    missing_later.mkdir()
+    binds = {str(missing_later): "/opt/t"}
+
+    def refuse(self: object, source: Path) -> Path:
+        raise SandboxError(f"could not bind {str(source)!r} for the sandbox user: test")
+
+    before = _workspace_filesystems()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("toolproof.sandbox._wsfs.ReachableBinds.add", refuse)
+        with pytest.raises(SandboxError, match="could not bind"):
+            cls(open_dir, ro_binds=binds)
+    assert _workspace_filesystems() == before and not _mounted(open_dir)

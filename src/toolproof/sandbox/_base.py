@@ -163,10 +163,15 @@ class Sandbox(ABC):
         self._binds: ReachableBinds | None = None
         self.owner = sandbox_owner() if self.drops_root else None
         if self.owner is not None:
-            self._own_workspace(self.owner)
+            try:
+                self._own_workspace(self.owner)
+            except BaseException:
+                self.close()  # no mount or scratch directory outlives a failed set-up
+                raise
 
     def _own_workspace(self, owner: tuple[int, int]) -> None:
         """Make the workspace the sandbox user's, on a size-limited tmpfs where possible."""
+        _check_reachable(self._scratch_dir(), "scratch directory", owner)
         if can_mount():
             # Nested on another sandbox's tmpfs: bind only, the outer size limit holds.
             nested = on_workspace_tmpfs(self.workspace)
