@@ -9,6 +9,8 @@ limit was hit (``_detect``), the workspace size check, and clean-up on ``close``
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import posixpath
 import shutil
 import subprocess
@@ -21,7 +23,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
-from toolproof.sandbox._cgroup import JOIN_FAILED, CommandCgroup, host_support, join_argv
+from toolproof.sandbox._cgroup import (
+    JOIN_FAILED,
+    CommandCgroup,
+    gate_argv,
+    host_support,
+    join_argv,
+    join_pid,
+)
 from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import sandbox_owner
@@ -42,6 +51,7 @@ __all__ = ["WORKSPACE", "Sandbox"]
 
 #: Where the workspace appears inside every backend.
 WORKSPACE = "/workspace"
+_log = logging.getLogger(__name__)
 _DEFAULT_LIMITS = ResourceLimits()
 
 
@@ -352,8 +362,13 @@ class Sandbox(ABC):
         group: CommandCgroup | None = None,
         pass_fds: Sequence[int] = (),
         watch: Callable[[], str | None] | None = None,
+        user: tuple[int, int] | None = None,
+        started: Callable[[subprocess.Popen[bytes]], None] | None = None,
     ) -> Outcome:
-        """Run an argv with tracking so ``close`` can kill it."""
+        """Run an argv with tracking so ``close`` can kill it.
+
+        ``user`` starts it as that host user; ``started`` runs right after the start.
+        """
 
         procs: list[subprocess.Popen[bytes]] = []
 
@@ -362,6 +377,8 @@ class Sandbox(ABC):
                 self._running.add(proc)
                 procs.append(proc)
                 closed = self._closed
+            if started is not None:
+                started(proc)
             if closed:  # close() ran while this was starting
                 kill_tree(proc.pid, group)
 
@@ -380,6 +397,7 @@ class Sandbox(ABC):
                 on_start=track,
                 pass_fds=pass_fds,
                 watch=watch,
+                user=user,
             )
         finally:
             with self._lock:
@@ -437,10 +455,8 @@ class Sandbox(ABC):
                 argv = [*limited, *wrap(self._argv(command))]
             else:
                 argv = wrap([*limited, *self._argv(command)])
-            if group.procs_files:
-                argv = join_argv(group.procs_files, argv)
-            outcome = self._run(
-                argv, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits, group=group,
+            outcome = self._spawn(
+                argv, group, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits,
                 pass_fds=pass_fds, watch=watch,
             )  # fmt: skip
             hit = classify(
@@ -457,6 +473,56 @@ class Sandbox(ABC):
         finally:
             group.remove()
         return self._result(outcome, hit, limits)
+
+    def _spawn(
+        self,
+        argv: list[str],
+        group: CommandCgroup,
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        stdin: str | None,
+        limits: ResourceLimits,
+        pass_fds: Sequence[int],
+        watch: Callable[[], str | None] | None,
+    ) -> Outcome:
+        """Start ``argv`` inside ``group``, as ``self.owner`` when that is set.
+
+        The harness's own user joins the cgroup itself (``join_argv``). The sandbox
+        user cannot write the root-owned cgroup files, so it starts held at a gate
+        (``gate_argv``): the harness moves it in and then lets it go. Starting it as
+        that user directly (no ``setpriv`` exec) is the cheapest uid drop.
+        """
+        if not group.procs_files or self.owner is None:
+            if group.procs_files:
+                argv = join_argv(group.procs_files, argv)
+            return self._run(argv, env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
+                             pass_fds=pass_fds, watch=watch, user=self.owner)  # fmt: skip
+        gate_read, gate_write = os.pipe()
+        os.fchown(gate_read, *self.owner)  # a root pipe is 0600: the user reopens it by path
+        released = False
+
+        def release(proc: subprocess.Popen[bytes]) -> None:
+            nonlocal released
+            released = True
+            try:
+                join_pid(group.procs_files, proc.pid)
+                os.write(gate_write, b"go\n")
+            except OSError as exc:  # the command exits 125 and _result says why
+                _log.warning("could not move command %s into its cgroup: %s", proc.pid, exc)
+            finally:
+                os.close(gate_write)
+
+        try:
+            return self._run(
+                gate_argv(gate_read, argv), env=env, cwd=cwd, stdin=stdin, limits=limits,
+                group=group, pass_fds=(*pass_fds, gate_read), watch=watch, user=self.owner,
+                started=release,
+            )  # fmt: skip
+        finally:
+            os.close(gate_read)
+            if not released:  # it never started
+                os.close(gate_write)
 
     def _result(self, outcome: Outcome, hit: str | None, limits: ResourceLimits) -> ExecResult:
         """Build the ExecResult, adding the workspace size check."""

@@ -8,11 +8,12 @@ writable host directory (at ``/workspace``), a fresh tmpfs ``/tmp``, and an
 environment built from scratch. Limits come from the shared base class: a
 per-command cgroup where possible, rlimits via ``prlimit`` inside the sandbox.
 
-When the harness is root, bwrap itself never runs as root: the command line is
-``sh (joins the cgroup, as root) -> [prlimit --nproc=unlimited] -> setpriv (to the
-unprivileged sandbox user, no groups, no new privileges) -> bwrap -> prlimit ->
-command``, so the user namespace maps uid 1000 inside to that unprivileged host
-uid, and the kernel treats every sandboxed process as that user.
+When the harness is root, bwrap itself never runs as root: the first process is
+started as the unprivileged sandbox user (no groups) and waits at a gate until the
+harness has moved it into the command's cgroup (``_base._spawn``); then
+``prlimit (the rlimits) -> bwrap -> command``. So the user namespace maps uid 1000
+inside to that unprivileged host uid, and the kernel treats every sandboxed
+process as that user.
 """
 
 from __future__ import annotations
@@ -67,28 +68,19 @@ def _write_etc(directory: Path) -> None:
     directory.chmod(0o755)
 
 
-def drop_argv(owner: tuple[int, int] | None) -> list[str]:
-    """The programs that turn the root harness's child into the sandbox user, or [].
+def nproc_argv(owner: tuple[int, int] | None) -> list[str]:
+    """``prlimit`` raising the soft ``RLIMIT_NPROC`` to the hard one, or [] if not needed.
 
-    ``RLIMIT_NPROC`` is raised to its hard limit first: the kernel counts the
+    For the sandbox user only (when the harness is root): the kernel counts the
     processes of *all* sandboxes (one host uid) against the limit bwrap starts with,
     while each sandbox is held by its own ``RLIMIT_NPROC`` inside its user namespace
     and its pids cgroup. (Raising the hard limit would need ``CAP_SYS_RESOURCE``,
     which container runtimes usually drop.)
     """
-    if owner is None:
-        return []
-    uid, gid = map(str, owner)
-    argv = []
     soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    if soft != hard:
-        argv = [
-            "prlimit",
-            f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}",
-            "--",
-        ]
-    return [*argv, "setpriv", "--reuid", uid, "--regid", gid, "--clear-groups",
-            "--no-new-privs", "--"]  # fmt: skip
+    if owner is None or soft == hard:
+        return []
+    return ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
 
 
 def seccomp_pipe() -> int | None:
@@ -181,8 +173,6 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
         )
     features = frozenset(f for f in ("--size", "--disable-userns") if f in text)
     owner = sandbox_owner()
-    if owner is not None and shutil.which("setpriv", path=_PATH) is None:
-        return "the harness is root and 'setpriv' (util-linux) is missing", bwrap, features
     seccomp = seccomp_pipe()
     with tempfile.TemporaryDirectory(prefix="toolproof-bwrap-probe-") as tmp:
         _write_etc(Path(tmp))
@@ -198,12 +188,15 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
         )
         try:
             run = subprocess.run(
-                [*drop_argv(owner), *argv, prlimit, "--", "true"],
+                [*nproc_argv(owner), *argv, prlimit, "--", "true"],
                 capture_output=True,
                 text=True,
                 timeout=30,
                 env={"PATH": _PATH},
                 pass_fds=() if seccomp is None else (seccomp,),
+                user=None if owner is None else owner[0],
+                group=None if owner is None else owner[1],
+                extra_groups=None if owner is None else [],
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"a test sandbox failed to run: {exc}", bwrap, features
@@ -293,7 +286,7 @@ class BwrapSandbox(Sandbox):
         seccomp = seccomp_pipe()
         try:
             prefix = [
-                *drop_argv(self.owner),
+                *nproc_argv(self.owner),
                 *build_argv(
                     bwrap,
                     features,
@@ -317,7 +310,7 @@ class BwrapSandbox(Sandbox):
                 pids_slack=2,  # the outer bwrap and its pid-1 reaper
                 pass_fds=() if seccomp is None else (seccomp,),
                 # RLIMIT_NPROC must be set inside the user namespace; the others are
-                # inherited through setpriv and bwrap, so they are set first.
+                # inherited through bwrap, so they are set first.
                 rlimits_outside=True,
             )
         finally:

@@ -21,7 +21,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JOIN_FAILED", "CgroupSupport", "CommandCgroup", "host_support", "join_argv"]
+__all__ = [
+    "JOIN_FAILED",
+    "CgroupSupport",
+    "CommandCgroup",
+    "gate_argv",
+    "host_support",
+    "join_argv",
+    "join_pid",
+]
 
 #: Start of the stderr line written when a command could not join its cgroup.
 JOIN_FAILED = b"toolproof-sandbox: cannot join cgroup"
@@ -167,6 +175,56 @@ def join_argv(procs_files: list[Path], argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "sh", str(len(procs_files)), *map(str, procs_files), *argv]
 
 
+def _read(path: str) -> str:
+    """The text of a small cgroup file, or "" when it cannot be read (cheap: polled)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("ascii", errors="replace")
+
+
+def gate_argv(gate_fd: int, argv: list[str]) -> list[str]:
+    """Wrap ``argv`` so it waits for the harness to move it into the cgroup, then execs.
+
+    For a process that starts as an unprivileged user (and so cannot write the
+    cgroup files itself): the harness writes its pid with ``join_pid`` and then one
+    line to the pipe ``gate_fd``; end of file without that line means the join
+    failed, and the process exits 125 with ``JOIN_FAILED`` on stderr. Nothing runs
+    before the line arrives, so no child can be forked outside the cgroup.
+    """
+    # dash cannot redirect from a descriptor above 9, so the pipe is opened again by
+    # its /proc path. The descriptor stays open below (an empty pipe, writer closed).
+    script = (
+        'fd=$1; shift; read -r _ < "/proc/self/fd/$fd" || { echo "'
+        + JOIN_FAILED.decode()
+        + ': the harness could not move the command into it" >&2; exit 125; }; exec "$@"'
+    )
+    return ["/bin/sh", "-c", script, "sh", str(gate_fd), *argv]
+
+
+def join_pid(procs_files: list[Path], pid: int) -> None:
+    """Move process ``pid`` into every ``cgroup.procs`` file (the harness, as root).
+
+    Raises:
+        OSError: A file could not be written.
+    """
+    for procs in procs_files:
+        fd = os.open(procs, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, str(pid).encode())
+        finally:
+            os.close(fd)
+
+
 class CommandCgroup:
     """The cgroup(s) of one command: created, limited, watched, killed and removed."""
 
@@ -228,10 +286,7 @@ class CommandCgroup:
     def _counter(self, controller: str, filename: str, key: str) -> int:
         if controller not in self._dirs:
             return 0
-        try:
-            text = (self._dirs[controller][1] / filename).read_text()
-        except OSError:
-            return 0
+        text = _read(f"{self._dirs[controller][1]}/{filename}")  # polled: no pathlib
         for line in text.splitlines():
             name, _, value = line.partition(" ")
             if name == key and value.strip().isdigit():
@@ -259,9 +314,8 @@ class CommandCgroup:
     def pids(self) -> set[int]:
         """Process ids currently in this cgroup."""
         found: set[int] = set()
-        for procs in self.procs_files:
-            with contextlib.suppress(OSError):
-                found.update(int(p) for p in procs.read_text().split())
+        for _, path in self._dirs.values():
+            found.update(int(p) for p in _read(f"{path}/cgroup.procs").split())
         return found
 
     def kill_all(self, timeout_s: float = 5.0) -> bool:

@@ -194,6 +194,7 @@ def run_tree(
     on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
     pass_fds: Sequence[int] = (),
     watch: Callable[[], str | None] | None = None,
+    user: tuple[int, int] | None = None,
 ) -> Outcome:
     """Run ``argv`` and return what happened; never leaves a process of the tree behind.
 
@@ -209,6 +210,8 @@ def run_tree(
         pass_fds: Descriptors the process inherits (all others are closed).
         watch: Polled while the command runs (it throttles itself); a limit name it
             returns stops the tree with that reason (e.g. ``"workspace_size"``).
+        user: Host (uid, gid) to start the process as, with no supplementary groups
+            (needs root); None keeps the harness's identity.
 
     Raises:
         SandboxError: The program could not be started at all.
@@ -226,6 +229,9 @@ def run_tree(
             start_new_session=True,
             close_fds=True,
             pass_fds=tuple(pass_fds),
+            user=None if user is None else user[0],
+            group=None if user is None else user[1],
+            extra_groups=None if user is None else [],
         )
     except OSError as exc:
         raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
