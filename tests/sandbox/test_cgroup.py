@@ -15,6 +15,7 @@ from toolproof.sandbox._cgroup import (
     CommandCgroup,
     _remove_stale,
     detect,
+    gate_argv,
     host_support,
     join_argv,
 )
@@ -167,3 +168,24 @@ def test_kill_all_freezes_forks_so_a_forking_tree_dies_at_once() -> None:
     finally:
         group.remove()
     assert group.procs_files == []
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_gate_holds_the_command_until_released(release: bool) -> None:
+    gate_read, gate_write = os.pipe()
+    proc = subprocess.Popen(
+        gate_argv(gate_read, ["echo", "ran"]),
+        pass_fds=(gate_read,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(gate_read)
+    assert proc.poll() is None  # held: nothing ran yet
+    if release:
+        os.write(gate_write, b"go\n")
+    os.close(gate_write)
+    out, err = proc.communicate(timeout=30)
+    if release:
+        assert proc.returncode == 0 and out == b"ran\n"
+    else:
+        assert proc.returncode == 125 and out == b"" and err.startswith(JOIN_FAILED)

@@ -192,3 +192,20 @@ def test_a_failed_set_up_leaves_no_mount(open_dir: Path, tmp_path: Path) -> None
         with pytest.raises(SandboxError, match="could not bind"):
             cls(open_dir, ro_binds=binds)
     assert _workspace_filesystems() == before and not _mounted(open_dir)
+
+
+@root_only
+def test_a_command_the_harness_cannot_move_into_its_cgroup_never_runs(
+    open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cls = _bwrap()
+    if not _base.host_support().parents:
+        pytest.skip("no cgroups here")
+
+    def refuse(procs_files: list[Path], pid: int) -> None:
+        raise PermissionError(13, "Permission denied", str(procs_files[0]))
+
+    monkeypatch.setattr(_base, "join_pid", refuse)
+    with cls(open_dir) as box, pytest.raises(SandboxError, match="cannot join cgroup"):
+        box.exec("echo ran > ran")
+    assert not (open_dir / "ran").exists()
