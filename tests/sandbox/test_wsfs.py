@@ -12,7 +12,7 @@ import pytest
 
 from toolproof.sandbox import SANDBOX_UID, ResourceLimits, SandboxError, _base, get_backend
 from toolproof.sandbox._detect import WorkspaceWatch
-from toolproof.sandbox._wsfs import WorkspaceFs, can_mount, chown_tree, unreachable_parent
+from toolproof.sandbox._wsfs import can_mount, chown_tree, unreachable_parent
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs a root harness")
 mounting = pytest.mark.skipif(not can_mount(), reason="needs root with CAP_SYS_ADMIN")
@@ -78,16 +78,17 @@ def test_unreachable_parent_names_the_blocking_directory(tmp_path: Path) -> None
 
 
 @mounting
-def test_workspace_over_its_budget_is_refused_and_leaves_no_mount(open_dir: Path) -> None:
-    (open_dir / "big").write_bytes(b"\0" * (3 * 1024 * 1024))
-    scratch = Path(tempfile.mkdtemp(prefix="toolproof-wsfs-scratch-"))
-    try:
-        with pytest.raises(SandboxError, match="already larger than its limit workspace_mb=1"):
-            WorkspaceFs(open_dir, scratch, 1, OWNER)
-        assert not _mounted(open_dir) and not _mounted(scratch / "workspace")
-        assert (open_dir / "big").stat().st_size == 3 * 1024 * 1024  # untouched
-    finally:
-        shutil.rmtree(scratch)
+def test_a_workspace_already_over_its_budget_is_the_agents_limit_not_an_infra_error(
+    open_dir: Path,
+) -> None:
+    (open_dir / "big").write_bytes(b"\0" * (3 * 1024 * 1024))  # e.g. written by file tools
+    with _bwrap()(open_dir, ResourceLimits(workspace_mb=1)) as box:
+        result = box.exec("cat big > /dev/null; echo read")
+        assert result.stdout == "read\n" and result.limit_hit == "workspace_size"
+        more = box.exec("head -c 100M /dev/zero > more")
+        assert more.limit_hit == "workspace_size"
+        assert (open_dir / "more").stat().st_size <= 2 * 1024 * 1024  # still held
+    assert not _mounted(open_dir) and (open_dir / "big").stat().st_size == 3 * 1024 * 1024
 
 
 @mounting

@@ -196,9 +196,15 @@ def is_full(path: Path) -> bool:
     return info.f_ffree == 0 or info.f_bfree * info.f_frsize < 64 * 1024
 
 
-def _options(budget_mb: int, files: int, owner: tuple[int, int]) -> str:
+def _options(budget_mb: int, files: int, held: int, owner: tuple[int, int]) -> str:
+    """tmpfs options for a budget, ``files`` entries and ``held`` bytes already there.
+
+    A workspace already over its budget (the agent's file tools wrote it before the
+    first command) still fits: the command after it then reports ``workspace_size``,
+    the agent's limit, instead of the sandbox failing to start (an infra error).
+    """
     inodes = max(_MIN_INODES, budget_mb * 1024 * 1024 // BYTES_PER_INODE, files + 1024)
-    size = budget_mb * 1024 * 1024 + SLACK_BYTES
+    size = max(budget_mb * 1024 * 1024, held) + SLACK_BYTES
     return f"size={size},nr_inodes={inodes},mode=0755,uid={owner[0]},gid={owner[1]}"
 
 
@@ -228,15 +234,20 @@ def _copy_into(source: str, target: str) -> int:
     return count
 
 
-def _count(root: str) -> int:
-    count, todo = 0, [root]
+def _count(root: str) -> tuple[int, int]:
+    """(entries, bytes a tmpfs copy needs: regular files and links, rounded to pages)."""
+    count, held, todo = 0, 0, [root]
     while todo:
         with contextlib.suppress(OSError), os.scandir(todo.pop()) as it:
             for entry in it:
                 count += 1
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append(entry.path)
-    return count
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode):
+                        todo.append(entry.path)
+                    elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                        held += -(-info.st_size // 4096) * 4096
+    return count, held
 
 
 class WorkspaceFs:
@@ -262,7 +273,7 @@ class WorkspaceFs:
             owner: The sandbox user's (uid, gid), owner of the tmpfs root.
 
         Raises:
-            SandboxError: A mount failed, or the workspace is already over the budget.
+            SandboxError: A mount failed, or the workspace grew while it was copied.
         """
         self.workspace, self.budget_mb, self._owner = workspace, budget_mb, owner
         self.mountpoint = scratch / "workspace"
@@ -275,7 +286,7 @@ class WorkspaceFs:
                 self._mounted.append(str(self.mountpoint))
                 _mount(None, str(self.mountpoint), None, _MS_PRIVATE, "")
                 return
-            options = _options(budget_mb, _count(str(workspace)), owner)
+            options = _options(budget_mb, *_count(str(workspace)), owner)
             _mount("toolproof-workspace", str(self.mountpoint), "tmpfs",
                    _MS_NOSUID | _MS_NODEV, options)  # fmt: skip
             self._mounted.append(str(self.mountpoint))
@@ -286,9 +297,9 @@ class WorkspaceFs:
             except OSError as exc:
                 if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                     raise
-                raise SandboxError(
-                    f"the workspace {str(workspace)!r} is already larger than its limit "
-                    f"workspace_mb={budget_mb}; raise sandbox.workspace_mb"
+                raise SandboxError(  # it grew while being copied: nothing writes it now
+                    f"the workspace {str(workspace)!r} changed while it was copied onto its "
+                    "tmpfs; nothing may write it while a sandbox is created"
                 ) from None
             self._original = os.open(workspace, _DIR_FLAGS)
             _mount(str(self.mountpoint), str(workspace), None, _MS_BIND, "")
@@ -310,7 +321,7 @@ class WorkspaceFs:
         """Set the tmpfs size for a new ``workspace_mb`` (kept as is if it holds more)."""
         if self.budget_mb is None or budget_mb == self.budget_mb or not self._mounted:
             return
-        options = _options(budget_mb, 0, self._owner).split(",mode=")[0]
+        options = _options(budget_mb, 0, 0, self._owner).split(",mode=")[0]
         try:
             _mount(None, str(self.mountpoint), None, _MS_REMOUNT | _MS_NOSUID | _MS_NODEV, options)
         except OSError as exc:  # e.g. more is stored than the new size; the check after holds
