@@ -11,11 +11,11 @@ import pytest
 
 from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
+    CgroupGate,
     CgroupSupport,
     CommandCgroup,
     _remove_stale,
     detect,
-    gate_argv,
     host_support,
     join_argv,
 )
@@ -171,19 +171,17 @@ def test_kill_all_freezes_forks_so_a_forking_tree_dies_at_once() -> None:
 
 
 @pytest.mark.parametrize("release", [True, False])
-def test_gate_holds_the_command_until_released(release: bool) -> None:
-    gate_read, gate_write = os.pipe()
-    proc = subprocess.Popen(
-        gate_argv(gate_read, ["echo", "ran"]),
-        pass_fds=(gate_read,),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    os.close(gate_read)
-    assert proc.poll() is None  # held: nothing ran yet
-    if release:
-        os.write(gate_write, b"go\n")
-    os.close(gate_write)
+def test_gate_holds_the_command_until_released(release: bool, tmp_path: Path) -> None:
+    with CgroupGate((os.getuid(), os.getgid())) as gate:
+        proc = subprocess.Popen(
+            gate.argv(["echo", "ran"]),
+            pass_fds=(gate.fd,),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.poll() is None  # held: nothing ran yet
+        # No cgroup files to write: released at once; a missing file: the join fails.
+        gate.release([] if release else [tmp_path / "gone" / "cgroup.procs"], proc.pid)
     out, err = proc.communicate(timeout=30)
     if release:
         assert proc.returncode == 0 and out == b"ran\n"

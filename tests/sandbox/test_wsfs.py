@@ -206,7 +206,7 @@ def test_a_command_the_harness_cannot_move_into_its_cgroup_never_runs(
     def refuse(procs_files: list[Path], pid: int) -> None:
         raise PermissionError(13, "Permission denied", str(procs_files[0]))
 
-    monkeypatch.setattr(_base, "join_pid", refuse)
+    monkeypatch.setattr("toolproof.sandbox._cgroup.join_pid", refuse)
     with cls(open_dir) as box, pytest.raises(SandboxError, match="cannot join cgroup"):
         box.exec("echo ran > ran")
     assert not (open_dir / "ran").exists()

@@ -8,9 +8,7 @@ limit was hit (``_detect``), the workspace size check, and clean-up on ``close``
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import os
 import posixpath
 import shutil
 import subprocess
@@ -25,11 +23,10 @@ from typing import ClassVar, Self
 
 from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
+    CgroupGate,
     CommandCgroup,
-    gate_argv,
     host_support,
     join_argv,
-    join_pid,
 )
 from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
@@ -41,6 +38,7 @@ from toolproof.sandbox._wsfs import (
     ReachableBinds,
     WorkspaceFs,
     can_mount,
+    check_reachable,
     chown_tree,
     is_full,
     on_workspace_tmpfs,
@@ -69,26 +67,6 @@ def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
             raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
         checked[str(Path(host).resolve())] = inner
     return checked
-
-
-def _fsize_within_workspace(limits: ResourceLimits) -> ResourceLimits:
-    """``limits`` with ``RLIMIT_FSIZE`` no larger than the workspace budget (plus 1 MiB)."""
-    if limits.workspace_mb is None:
-        return limits
-    cap = limits.workspace_mb + 1
-    if limits.file_size_mb is not None and limits.file_size_mb <= cap:
-        return limits
-    return dataclasses.replace(limits, file_size_mb=cap)
-
-
-def _check_reachable(path: Path, what: str, owner: tuple[int, int]) -> None:
-    blocked = unreachable_parent(path, *owner)
-    if blocked is not None:
-        raise SandboxError(
-            f"the sandbox user (uid {owner[0]}) cannot reach the {what} {str(path)!r}: "
-            f"{str(blocked)!r} is not searchable by it; chmod o+x {str(blocked)!r}, "
-            "or run the harness with CAP_SYS_ADMIN (then it is bound where it can)"
-        )
 
 
 class Sandbox(ABC):
@@ -181,7 +159,7 @@ class Sandbox(ABC):
 
     def _own_workspace(self, owner: tuple[int, int]) -> None:
         """Make the workspace the sandbox user's, on a size-limited tmpfs where possible."""
-        _check_reachable(self._scratch_dir(), "scratch directory", owner)
+        check_reachable(self._scratch_dir(), "scratch directory", owner)
         if can_mount():
             # Nested on another sandbox's tmpfs: bind only, the outer size limit holds.
             nested = on_workspace_tmpfs(self.workspace)
@@ -190,14 +168,14 @@ class Sandbox(ABC):
             self._fs = fs
             weakref.finalize(self, fs.close)  # runs before the scratch clean-up (LIFO)
         else:
-            _check_reachable(self.workspace, "workspace", owner)
+            check_reachable(self.workspace, "workspace", owner)
         reachable: dict[str, str] = {}
         for host, inside in self.ro_binds.items():
             if unreachable_parent(Path(host), *owner) is None:
                 reachable[host] = inside
                 continue
             if not can_mount():
-                _check_reachable(Path(host), "ro_binds path", owner)
+                check_reachable(Path(host), "ro_binds path", owner)
             if self._binds is None:
                 self._binds = binds = ReachableBinds(self._scratch_dir())
                 weakref.finalize(self, binds.close)
@@ -448,7 +426,7 @@ class Sandbox(ABC):
             watch = None
             if not held and limits.workspace_mb is not None:  # no tmpfs: the fallback
                 watch = WorkspaceWatch(self.workspace, limits.workspace_mb)
-            rlimited = limits if held else _fsize_within_workspace(limits)
+            rlimited = limits if held else limits.fsize_within_workspace()
             rlimits = rlimited.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
             limited = ["prlimit", *rlimits, "--"]
             if rlimits_outside and not by_nproc:
@@ -490,7 +468,7 @@ class Sandbox(ABC):
 
         The harness's own user joins the cgroup itself (``join_argv``). The sandbox
         user cannot write the root-owned cgroup files, so it starts held at a gate
-        (``gate_argv``): the harness moves it in and then lets it go. Starting it as
+        (``CgroupGate``): the harness moves it in and then lets it go. Starting it as
         that user directly (no ``setpriv`` exec) is the cheapest uid drop.
         """
         if not group.procs_files or self.owner is None:
@@ -498,31 +476,12 @@ class Sandbox(ABC):
                 argv = join_argv(group.procs_files, argv)
             return self._run(argv, env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
                              pass_fds=pass_fds, watch=watch, user=self.owner)  # fmt: skip
-        gate_read, gate_write = os.pipe()
-        os.fchown(gate_read, *self.owner)  # a root pipe is 0600: the user reopens it by path
-        released = False
-
-        def release(proc: subprocess.Popen[bytes]) -> None:
-            nonlocal released
-            released = True
-            try:
-                join_pid(group.procs_files, proc.pid)
-                os.write(gate_write, b"go\n")
-            except OSError as exc:  # the command exits 125 and _result says why
-                _log.warning("could not move command %s into its cgroup: %s", proc.pid, exc)
-            finally:
-                os.close(gate_write)
-
-        try:
+        with CgroupGate(self.owner) as gate:
             return self._run(
-                gate_argv(gate_read, argv), env=env, cwd=cwd, stdin=stdin, limits=limits,
-                group=group, pass_fds=(*pass_fds, gate_read), watch=watch, user=self.owner,
-                started=release,
+                gate.argv(argv), env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
+                pass_fds=(*pass_fds, gate.fd), watch=watch, user=self.owner,
+                started=lambda proc: gate.release(group.procs_files, proc.pid),
             )  # fmt: skip
-        finally:
-            os.close(gate_read)
-            if not released:  # it never started
-                os.close(gate_write)
 
     def _result(self, outcome: Outcome, hit: str | None, limits: ResourceLimits) -> ExecResult:
         """Build the ExecResult, adding the workspace size check."""

@@ -23,9 +23,9 @@ from pathlib import Path
 
 __all__ = [
     "JOIN_FAILED",
+    "CgroupGate",
     "CgroupSupport",
     "CommandCgroup",
-    "gate_argv",
     "host_support",
     "join_argv",
     "join_pid",
@@ -192,25 +192,6 @@ def _read(path: str) -> str:
     return b"".join(chunks).decode("ascii", errors="replace")
 
 
-def gate_argv(gate_fd: int, argv: list[str]) -> list[str]:
-    """Wrap ``argv`` so it waits for the harness to move it into the cgroup, then execs.
-
-    For a process that starts as an unprivileged user (and so cannot write the
-    cgroup files itself): the harness writes its pid with ``join_pid`` and then one
-    line to the pipe ``gate_fd``; end of file without that line means the join
-    failed, and the process exits 125 with ``JOIN_FAILED`` on stderr. Nothing runs
-    before the line arrives, so no child can be forked outside the cgroup.
-    """
-    # dash cannot redirect from a descriptor above 9, so the pipe is opened again by
-    # its /proc path. The descriptor stays open below (an empty pipe, writer closed).
-    script = (
-        'fd=$1; shift; read -r _ < "/proc/self/fd/$fd" || { echo "'
-        + JOIN_FAILED.decode()
-        + ': the harness could not move the command into it" >&2; exit 125; }; exec "$@"'
-    )
-    return ["/bin/sh", "-c", script, "sh", str(gate_fd), *argv]
-
-
 def join_pid(procs_files: list[Path], pid: int) -> None:
     """Move process ``pid`` into every ``cgroup.procs`` file (the harness, as root).
 
@@ -223,6 +204,57 @@ def join_pid(procs_files: list[Path], pid: int) -> None:
             os.write(fd, str(pid).encode())
         finally:
             os.close(fd)
+
+
+class CgroupGate:
+    """Holds a command that starts as an unprivileged user until it is in its cgroup.
+
+    That user cannot write the root-owned cgroup files, so its first process waits
+    on a pipe (``argv``); the harness moves it in (``release``, as root) and then
+    writes one line. End of file without that line means the join failed: the
+    process exits 125 with ``JOIN_FAILED`` on stderr. Nothing runs before the line
+    arrives, so no child can be forked outside the cgroup. Use it as a context
+    manager around the start of the process.
+    """
+
+    def __init__(self, owner: tuple[int, int]) -> None:
+        """Make the pipe; its read end is given to ``owner`` (a root pipe is 0600)."""
+        self.fd, self._write = os.pipe()
+        self._open = True
+        os.fchown(self.fd, *owner)
+
+    def argv(self, argv: list[str]) -> list[str]:
+        """``argv`` behind the gate (pass ``self.fd`` to the process)."""
+        # dash cannot redirect from a descriptor above 9, so the pipe is opened again by
+        # its /proc path. The descriptor stays open below (an empty pipe, writer closed).
+        script = (
+            'fd=$1; shift; read -r _ < "/proc/self/fd/$fd" || { echo "'
+            + JOIN_FAILED.decode()
+            + ': the harness could not move the command into it" >&2; exit 125; }; exec "$@"'
+        )
+        return ["/bin/sh", "-c", script, "sh", str(self.fd), *argv]
+
+    def release(self, procs_files: list[Path], pid: int) -> None:
+        """Move ``pid`` into its cgroup and let it go, or close the gate on failure."""
+        try:
+            join_pid(procs_files, pid)
+            os.write(self._write, b"go\n")
+        except OSError as exc:  # the command exits 125 and the caller reports why
+            _log.warning("could not move command %s into its cgroup: %s", pid, exc)
+        finally:
+            self._close_write()
+
+    def _close_write(self) -> None:
+        if self._open:
+            self._open = False
+            os.close(self._write)
+
+    def __enter__(self) -> CgroupGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+        self._close_write()
 
 
 class CommandCgroup:

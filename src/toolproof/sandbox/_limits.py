@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from toolproof.sandbox._errors import SandboxError
@@ -77,3 +77,16 @@ class ResourceLimits:
         if nproc and self.pids is not None:
             args.append(f"--nproc={self.pids}")
         return args
+
+    def fsize_within_workspace(self) -> ResourceLimits:
+        """These limits with ``file_size_mb`` no larger than ``workspace_mb`` + 1.
+
+        Where the workspace is not on a size-limited filesystem, this bounds one file
+        written during a command by the workspace budget (see ``WorkspaceWatch``).
+        """
+        if self.workspace_mb is None:
+            return self
+        cap = self.workspace_mb + 1
+        if self.file_size_mb is not None and self.file_size_mb <= cap:
+            return self
+        return replace(self, file_size_mb=cap)

@@ -36,6 +36,7 @@ __all__ = [
     "ReachableBinds",
     "WorkspaceFs",
     "can_mount",
+    "check_reachable",
     "chown_tree",
     "is_full",
     "on_workspace_tmpfs",
@@ -139,6 +140,17 @@ def unreachable_parent(path: Path, uid: int, gid: int) -> Path | None:
         if not info.st_mode & bit:
             return parent
     return None
+
+
+def check_reachable(path: Path, what: str, owner: tuple[int, int]) -> None:
+    """Raise a SandboxError with the fix when ``owner`` cannot reach ``path``."""
+    blocked = unreachable_parent(path, *owner)
+    if blocked is not None:
+        raise SandboxError(
+            f"the sandbox user (uid {owner[0]}) cannot reach the {what} {str(path)!r}: "
+            f"{str(blocked)!r} is not searchable by it; chmod o+x {str(blocked)!r}, "
+            "or run the harness with CAP_SYS_ADMIN (then it is bound where it can)"
+        )
 
 
 def chown_tree(root: Path, uid: int, gid: int) -> int:
