@@ -26,9 +26,12 @@ class ResourceLimits:
         memory_mb: Memory in MiB: a memory cgroup where one can be created, else
             ``RLIMIT_AS`` (address space, so virtual memory counts).
         pids: Processes and threads at once: a pids cgroup where one can be created,
-            else ``RLIMIT_NPROC`` inside the bwrap user namespace (not for root).
+            else ``RLIMIT_NPROC`` inside the bwrap user namespace (bwrap commands are
+            never host root, so it applies).
         file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``).
-        workspace_mb: Total apparent size of the workspace, checked after each command.
+        workspace_mb: Total apparent size of the workspace: held during a command by a
+            size-limited tmpfs (root harness with ``CAP_SYS_ADMIN``), else by
+            ``RLIMIT_FSIZE`` and a watchdog; checked after each command too.
         output_bytes: Bytes of stdout plus stderr kept; the command is stopped past it.
     """
 
