@@ -210,3 +210,29 @@ def test_a_command_the_harness_cannot_move_into_its_cgroup_never_runs(
     with cls(open_dir) as box, pytest.raises(SandboxError, match="cannot join cgroup"):
         box.exec("echo ran > ran")
     assert not (open_dir / "ran").exists()
+
+
+@mounting
+def test_hostile_trees_are_copied_in_and_back_without_following_anything(
+    open_dir: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "host-secret"
+    secret.write_text("host only")
+    os.mkfifo(open_dir / "fifo-from-file-tools")  # would block a naive copy
+    with _bwrap()(open_dir, ResourceLimits(workspace_mb=32, wall_s=60)) as box:
+        made = box.exec(
+            "mkdir -p d && ln -s /etc/shadow d/shadow && mkfifo d/pipe && "
+            "python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('d/sock')\" && "
+            "touch \"$(printf 'bad\\377name')\" && "
+            "p=deep; i=0; while [ $i -lt 300 ]; do p=$p/d; i=$((i+1)); done; mkdir -p $p && "
+            "echo x > $p/../leaf && chmod 000 d && echo ok"
+        )
+        assert made.stdout.endswith("ok\n"), made.stderr
+        assert chown_tree(open_dir, *OWNER) >= 0  # the deep tree does not break the walk
+    assert not _mounted(open_dir)
+    names = set(os.listdir(open_dir))
+    assert "bad\udcffname" in names and "deep" in names and "fifo-from-file-tools" not in names
+    d = open_dir / "d"
+    d.chmod(0o755)
+    assert os.readlink(d / "shadow") == "/etc/shadow" and not (d / "pipe").exists()
+    assert secret.read_text() == "host only"

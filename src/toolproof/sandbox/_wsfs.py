@@ -220,29 +220,62 @@ def _options(budget_mb: int, files: int, held: int, owner: tuple[int, int]) -> s
     return f"size={size},nr_inodes={inodes},mode=0755,uid={owner[0]},gid={owner[1]}"
 
 
+def _copy_file(name: str, dirfd: int, out: str) -> None:
+    """Copy regular file ``name`` (relative to ``dirfd``, never through a link) to ``out``."""
+    src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dirfd)
+    try:
+        info = os.fstat(src)
+        if not stat.S_ISREG(info.st_mode):  # swapped meanwhile: skip it
+            return
+        dst = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            while os.sendfile(dst, src, None, 1 << 30):
+                pass
+            os.fchmod(dst, stat.S_IMODE(info.st_mode))
+            os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
 def _copy_into(source: str, target: str) -> int:
     """Copy the tree ``source`` into the existing directory ``target``; return entries.
 
     Regular files, directories and symbolic links only (fifos, sockets and devices
-    are skipped: opening a fifo would block); links are copied as links.
+    are skipped: opening a fifo would block); links are copied as links. The source
+    is walked with directory descriptors and ``O_NOFOLLOW`` at every component, so
+    a link swapped in meanwhile is never followed; below ``MAX_DEPTH`` levels
+    nothing is copied. Modes and modification times are kept, owners are not.
     """
-    count, todo = 0, [(source, target)]
-    while todo:
-        src, dst = todo.pop()
-        with os.scandir(src) as it:
-            entries = list(it)
-        for entry in entries:
+    count = 0
+    top = os.open(source, _DIR_FLAGS)
+    stack = [(top, os.scandir(top), target)]
+    try:
+        while stack:
+            dirfd, entries, dst = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                entries.close()
+                os.close(dirfd)
+                stack.pop()
+                continue
             out = os.path.join(dst, entry.name)
             info = entry.stat(follow_symlinks=False)
             count += 1
-            if stat.S_ISDIR(info.st_mode):
-                os.mkdir(out)
-                todo.append((entry.path, out))
-                shutil.copystat(entry.path, out, follow_symlinks=False)
-            elif stat.S_ISLNK(info.st_mode):
-                os.symlink(os.readlink(entry.path), out)
+            if stat.S_ISLNK(info.st_mode):
+                os.symlink(os.readlink(entry.name, dir_fd=dirfd), out)
             elif stat.S_ISREG(info.st_mode):
-                shutil.copy2(entry.path, out, follow_symlinks=False)
+                _copy_file(entry.name, dirfd, out)
+            elif stat.S_ISDIR(info.st_mode) and len(stack) < MAX_DEPTH:
+                os.mkdir(out, stat.S_IMODE(info.st_mode) | 0o700)
+                os.chmod(out, stat.S_IMODE(info.st_mode))
+                child = os.open(entry.name, _DIR_FLAGS, dir_fd=dirfd)
+                stack.append((child, os.scandir(child), out))
+    finally:
+        for dirfd, entries, _ in stack:
+            entries.close()
+            os.close(dirfd)
     return count
 
 
@@ -350,7 +383,7 @@ class WorkspaceFs:
             if len(self._mounted) == 2:
                 try:
                     self._copy_back(self._original)
-                except OSError as exc:
+                except Exception as exc:  # close() must not fail; the tmpfs still goes
                     _log.warning("could not copy the workspace %s back: %s", self.workspace, exc)
             os.close(self._original)
             self._original = None
