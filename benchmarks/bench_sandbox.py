@@ -1,18 +1,31 @@
-"""Wall-clock cost of running ``true`` through the sandbox backends.
+"""Per-command cost of the hardened bwrap sandbox against a bare bwrap call and fork/exec.
 
-Prints the median (and 90th percentile) of N runs of ``true`` via a bare
-``subprocess.run`` (the baseline), the ``process`` backend, and the ``bwrap``
-backend when it can run here, plus the overhead over the baseline in ms and as
-a ratio. Each sandboxed run includes everything a real command pays: the
-per-command cgroup (where the host allows one), ``prlimit``, namespace set-up,
-the output pump and the workspace size check.
+Runs ``true`` through, interleaved (A B C D A B C D ...) so that load changes hit
+every variant alike:
 
-Run: ``python benchmarks/bench_sandbox.py [runs]`` (default 50). No assertions.
+* ``fork/exec``: ``subprocess.run(["true"])``, the floor;
+* ``bare bwrap``: the same bwrap command line the backend builds (same namespaces,
+  binds, generated /etc), but no cgroup, no rlimits, no seccomp filter, no
+  capability drop and no uid drop, started directly by the harness;
+* ``process backend``: limits and clean-up without isolation;
+* ``bwrap backend``: everything a real command pays: the per-command cgroup,
+  ``setpriv`` to the sandbox user (when root), the seccomp filter, ``prlimit``,
+  the output pump, the workspace owner walk and the workspace size check.
+
+Prints, per variant, the median wall time with its spread (10th-90th percentile)
+and the median CPU time (harness plus children), and the ratio of the bwrap backend
+to bare bwrap (target: at most 1.5x). The workspace holds ``--files`` small files
+(default 200) so the owner walk and size check have something to do.
+
+Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N]`` (default 60 rounds).
+No assertions.
 """
 
 from __future__ import annotations
 
-import functools
+import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,48 +34,93 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from toolproof.sandbox import get_backend
+from toolproof.sandbox import Sandbox, get_backend
+from toolproof.sandbox._bwrap import _PATH, _probe, _write_etc, build_argv
 
 
-def _times(run: Callable[[], object], runs: int) -> list[float]:
-    for _ in range(3):  # warm caches, probes and page cache
-        run()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
-    return samples
+def _cpu() -> float:
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _row(label: str, samples: list[float], baseline: float | None) -> str:
-    median = statistics.median(samples)
-    p90 = statistics.quantiles(samples, n=10)[-1]
-    extra = ""
-    if baseline is not None:
-        extra = f"  overhead {1000 * (median - baseline):7.2f} ms  ratio {median / baseline:6.1f}x"
-    return f"{label:<26} median {1000 * median:7.2f} ms  p90 {1000 * p90:7.2f} ms{extra}"
+def _bare_bwrap(workspace: Path, etc: Path) -> Callable[[], object]:
+    _, bwrap, features = _probe()
+    argv = build_argv(bwrap, features, workspace=workspace, etc=etc, cwd="/workspace",
+                      env={"PATH": _PATH}, tmp_bytes=None)  # fmt: skip
+    if "--cap-drop" in argv:  # the hardening's own option; bare bwrap goes without it
+        drop = argv.index("--cap-drop")
+        argv = argv[:drop] + argv[drop + 2 :]
+    argv = [*argv, "true"]
+    return lambda: subprocess.run(argv, check=True, env={"PATH": _PATH})
 
 
-def main(runs: int = 50) -> None:
-    """Measure and print; ``runs`` samples per variant."""
-    print(
-        f"toolproof sandbox benchmark: `true`, {runs} runs each (python {sys.version.split()[0]})"
+def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
+    deciles = statistics.quantiles(wall, n=10)
+    return (
+        f"{label:<18} wall median {1000 * statistics.median(wall):7.2f} ms "
+        f"(p10 {1000 * deciles[0]:6.2f}, p90 {1000 * deciles[-1]:6.2f})   "
+        f"cpu median {1000 * statistics.median(cpu):6.2f} ms"
     )
-    baseline_samples = _times(lambda: subprocess.run(["true"], check=True), runs)
-    baseline = statistics.median(baseline_samples)
-    print(_row("subprocess.run (baseline)", baseline_samples, None))
+
+
+def main(rounds: int, files: int) -> None:
+    """Measure and print; ``rounds`` interleaved samples per variant."""
+    load = os.getloadavg()[0]
+    print(f"toolproof sandbox benchmark: `true`, {rounds} interleaved rounds, {files} files in "
+          f"the workspace; {os.cpu_count()} cores, load {load:.1f}, euid {os.geteuid()}, "
+          f"python {sys.version.split()[0]}")  # fmt: skip
+    reason = get_backend("bwrap").unavailable_reason()
+    if reason is not None:
+        print(f"bwrap unusable here: {reason}")
+        return
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-") as tmp:
-        for name in ("process", "bwrap"):
-            cls = get_backend(name)
-            reason = cls.unavailable_reason()
-            if reason is not None:
-                print(f"{name + ' backend':<26} skipped: {reason}")
-                continue
-            with cls(Path(tmp)) as box:
-                samples = _times(functools.partial(box.exec, ["true"]), runs)
-            print(_row(f"{name} backend", samples, baseline))
+        root = Path(tmp)
+        root.chmod(0o711)
+        bare_ws, box_ws, proc_ws, etc = (root / n for n in ("bare", "box", "proc", "etc"))
+        for ws in (bare_ws, box_ws, proc_ws):
+            ws.mkdir()
+            for index in range(files):
+                (ws / f"f{index}.txt").write_text("x" * 100)
+        etc.mkdir()
+        _write_etc(etc)
+        with get_backend("bwrap")(box_ws) as box, get_backend("process")(proc_ws) as plain:
+            variants: dict[str, Callable[[], object]] = {
+                "fork/exec": lambda: subprocess.run(["true"], check=True),
+                "bare bwrap": _bare_bwrap(bare_ws, etc),
+                "process backend": _exec(plain),
+                "bwrap backend": _exec(box),
+            }
+            wall: dict[str, list[float]] = {name: [] for name in variants}
+            cpu: dict[str, list[float]] = {name: [] for name in variants}
+            for warm in range(rounds + 3):
+                for name, run in variants.items():
+                    c0, t0 = _cpu(), time.perf_counter()
+                    run()
+                    t1, c1 = time.perf_counter(), _cpu()
+                    if warm >= 3:  # the first rounds warm caches and probes
+                        wall[name].append(t1 - t0)
+                        cpu[name].append(c1 - c0)
+    for name in variants:
+        print(_summary(name, wall[name], cpu[name]))
+    ratio = statistics.median(wall["bwrap backend"]) / statistics.median(wall["bare bwrap"])
+    cpu_ratio = statistics.median(cpu["bwrap backend"]) / statistics.median(cpu["bare bwrap"])
+    print(f"bwrap backend / bare bwrap: wall {ratio:.2f}x, cpu {cpu_ratio:.2f}x (target <= 1.5x)")
+    print(f"load at the end: {os.getloadavg()[0]:.1f}")
+
+
+def _exec(box: Sandbox) -> Callable[[], object]:
+    def run() -> None:
+        result = box.exec(["true"])
+        if not result.ok:
+            raise SystemExit(f"{box.name}: {result}")
+
+    return run
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 50)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=60)
+    parser.add_argument("--files", type=int, default=200)
+    args = parser.parse_args()
+    main(args.rounds, args.files)

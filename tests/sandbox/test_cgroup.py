@@ -11,6 +11,7 @@ import pytest
 
 from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
+    CgroupGate,
     CgroupSupport,
     CommandCgroup,
     _remove_stale,
@@ -140,3 +141,49 @@ def test_stale_cgroups_of_dead_harnesses_are_removed(tmp_path: Path) -> None:
         path.mkdir()
     _remove_stale(tmp_path)
     assert not dead.exists() and mine.exists() and other.exists()
+
+
+def test_kill_all_freezes_forks_so_a_forking_tree_dies_at_once() -> None:
+    support = host_support()
+    if not support.has("pids"):
+        pytest.skip("no writable pids cgroup on this host")
+    group = CommandCgroup(support, pids=64, memory_mb=None)
+    # Every process forks replacements as fast as it can and ignores SIGTERM.
+    forker = "trap '' TERM; f() { while :; do (f) & sleep 0.01; done; }; f"
+    try:
+        proc = subprocess.Popen(
+            join_argv(group.procs_files, ["/bin/sh", "-c", forker]),
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while len(group.pids()) < 16 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        hit_before = group.pids_hit()
+        started = time.monotonic()
+        assert group.kill_all()
+        assert time.monotonic() - started < 5  # no 5 s retry loop against the forks
+        proc.wait(timeout=30)
+        assert group.pids_hit() == hit_before  # refusals caused by the freeze do not count
+    finally:
+        group.remove()
+    assert group.procs_files == []
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_gate_holds_the_command_until_released(release: bool, tmp_path: Path) -> None:
+    with CgroupGate((os.getuid(), os.getgid())) as gate:
+        proc = subprocess.Popen(
+            gate.argv(["echo", "ran"]),
+            pass_fds=(gate.fd,),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.poll() is None  # held: nothing ran yet
+        # No cgroup files to write: released at once; a missing file: the join fails.
+        gate.release([] if release else [tmp_path / "gone" / "cgroup.procs"], proc.pid)
+    out, err = proc.communicate(timeout=30)
+    if release:
+        assert proc.returncode == 0 and out == b"ran\n"
+    else:
+        assert proc.returncode == 125 and out == b"" and err.startswith(JOIN_FAILED)

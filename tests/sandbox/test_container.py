@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, get_backend
 
 IMAGE = "localhost/toolproof-test:local"
 _TOOLS = ("sh", "dash", "cat", "echo", "sleep", "id", "env", "ls", "dd", "head", "yes")
@@ -114,3 +115,20 @@ def test_docker_shares_the_podman_class() -> None:
     assert docker.binary == "docker" and docker.uses_image and docker.isolated  # type: ignore[attr-defined]
     if shutil.which("docker") is None:
         assert docker.unavailable_reason() == "the 'docker' program is not installed"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the rootful-engine guarantees need a root harness")
+def test_rootful_engine_runs_the_sandbox_user_held_like_bwrap(image: str, workspace: Path) -> None:
+    limits = ResourceLimits(workspace_mb=8, file_size_mb=None, wall_s=60)
+    with get_backend("podman")(workspace, limits, image=image) as box:
+        status = box.exec("id -u; cat /proc/self/status; : > mine")
+        assert status.stdout.splitlines()[0] == str(SANDBOX_UID)
+        assert "NoNewPrivs:\t1" in status.stdout and "Seccomp:\t2" in status.stdout
+        assert "CapEff:\t0000000000000000" in status.stdout
+        assert (workspace / "mine").stat().st_uid == SANDBOX_UID
+        knob = box.exec('v=$(cat /proc/sys/kernel/hostname); echo "$v" > /proc/sys/kernel/hostname')
+        assert knob.exit_code != 0  # /proc/sys is read-only; the same value was written back
+        bomb = box.exec("head -c 3G /dev/zero > fill; echo wrote=$?")
+        assert bomb.limit_hit == "workspace_size"
+        assert (workspace / "fill").stat().st_size <= 10 * 1024 * 1024
+    assert str(workspace) + " " not in Path("/proc/self/mountinfo").read_text()

@@ -30,6 +30,8 @@ def clean_registry() -> Iterator[None]:
 
 def test_exports_are_pinned_and_sorted() -> None:
     expected = [
+        "SANDBOX_GID",
+        "SANDBOX_UID",
         "ExecResult",
         "ResourceLimits",
         "Sandbox",
@@ -38,6 +40,7 @@ def test_exports_are_pinned_and_sorted() -> None:
         "default_backend",
         "get_backend",
         "sandbox",
+        "sandbox_owner",
     ]
     assert sandbox_pkg.__all__ == expected
 

@@ -10,6 +10,8 @@ Map of the package::
     _cgroup   per-command pids/memory cgroups (v1 or v2) where the host allows
     _detect   which limit a command hit; workspace size
     _identity the unprivileged host user commands run as when the harness is root
+    _seccomp  bwrap's seccomp filter, a classic BPF program assembled here
+    _wsfs     the workspace for that user: owner walk, size-limited tmpfs (root)
     _registry @sandbox("name"), get_backend, available_backends, default_backend
 
 Typical use::

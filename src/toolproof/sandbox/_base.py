@@ -8,6 +8,7 @@ limit was hit (``_detect``), the workspace size check, and clean-up on ``close``
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import shutil
 import subprocess
@@ -20,17 +21,35 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
-from toolproof.sandbox._cgroup import JOIN_FAILED, CommandCgroup, host_support, join_argv
-from toolproof.sandbox._detect import classify, workspace_bytes
+from toolproof.sandbox._cgroup import (
+    JOIN_FAILED,
+    CgroupGate,
+    CommandCgroup,
+    host_support,
+    join_argv,
+)
+from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Outcome, kill_tree, run_tree
+from toolproof.sandbox._wsfs import (
+    ReachableBinds,
+    WorkspaceFs,
+    can_mount,
+    check_reachable,
+    chown_tree,
+    is_full,
+    on_workspace_tmpfs,
+    unreachable_parent,
+)
 
 __all__ = ["WORKSPACE", "Sandbox"]
 
 #: Where the workspace appears inside every backend.
 WORKSPACE = "/workspace"
+_log = logging.getLogger(__name__)
 _DEFAULT_LIMITS = ResourceLimits()
 
 
@@ -64,11 +83,17 @@ class Sandbox(ABC):
         limits: Limits applied when ``exec`` is given none.
         image: The container image, for backends that use one.
         ro_binds: Extra read-only host paths, resolved host path to path inside.
+        owner: The unprivileged host (uid, gid) commands run as and the workspace is
+            given to when the harness is root (backends with ``drops_root``), else None.
     """
 
     name: ClassVar[str]
     isolated: ClassVar[bool]
     uses_image: ClassVar[bool] = False
+    #: Commands run as ``sandbox_owner()`` when the harness is root (see ``_wsfs``).
+    drops_root: ClassVar[bool] = False
+    owner: tuple[int, int] | None = None
+    _fs: WorkspaceFs | None = None
 
     def __init__(
         self,
@@ -122,6 +147,67 @@ class Sandbox(ABC):
         self._closed = False
         self._scratch: Path | None = None
         self._scratch_cleanup: Callable[[], object] | None = None
+        self._fs: WorkspaceFs | None = None
+        self._binds: ReachableBinds | None = None
+        self.owner = sandbox_owner() if self.drops_root else None
+        if self.owner is not None:
+            try:
+                self._own_workspace(self.owner)
+            except BaseException:
+                self.close()  # no mount or scratch directory outlives a failed set-up
+                raise
+
+    def _own_workspace(self, owner: tuple[int, int]) -> None:
+        """Make the workspace the sandbox user's, on a size-limited tmpfs where possible."""
+        check_reachable(self._scratch_dir(), "scratch directory", owner)
+        if can_mount():
+            # Nested on another sandbox's tmpfs: bind only, the outer size limit holds.
+            nested = on_workspace_tmpfs(self.workspace)
+            budget = None if nested else self.limits.workspace_mb
+            fs = WorkspaceFs(self.workspace, self._scratch_dir(), budget, owner)
+            self._fs = fs
+            weakref.finalize(self, fs.close)  # runs before the scratch clean-up (LIFO)
+        else:
+            check_reachable(self.workspace, "workspace", owner)
+        reachable: dict[str, str] = {}
+        for host, inside in self.ro_binds.items():
+            if unreachable_parent(Path(host), *owner) is None:
+                reachable[host] = inside
+                continue
+            if not can_mount():
+                check_reachable(Path(host), "ro_binds path", owner)
+            if self._binds is None:
+                self._binds = binds = ReachableBinds(self._scratch_dir())
+                weakref.finalize(self, binds.close)
+            reachable[str(self._binds.add(Path(host)))] = inside
+        self.ro_binds = reachable
+        self._chown(owner)
+
+    @property
+    def bind_source(self) -> Path:
+        """The host path backends bind at /workspace (the tmpfs mountpoint, if any)."""
+        return self._fs.mountpoint if self._fs is not None else self.workspace
+
+    def _chown(self, owner: tuple[int, int]) -> None:
+        try:
+            chown_tree(self.bind_source, *owner)
+        except OSError as exc:
+            raise SandboxError(f"could not give the workspace to the sandbox user: {exc}") from exc
+
+    def _prepare(self, limits: ResourceLimits) -> None:
+        """Before a command: the tmpfs sized for ``limits``, the tree the sandbox user's.
+
+        Between commands only the harness writes to the workspace, so this walk sees
+        what it wrote (as root) and hands it over; it never follows a link.
+        """
+        if self.owner is None:
+            return
+        with self._lock:
+            if self._closed:
+                raise SandboxError(f"this {self.name} sandbox is closed; create a new one")
+        if self._fs is not None and limits.workspace_mb is not None:
+            self._fs.resize(limits.workspace_mb)
+        self._chown(self.owner)
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -165,6 +251,10 @@ class Sandbox(ABC):
         for proc in running:
             if proc.returncode is None:
                 kill_tree(proc.pid, None)
+        if self._fs is not None:
+            self._fs.close()
+        if self._binds is not None:
+            self._binds.close()
         if self._scratch_cleanup is not None:
             self._scratch_cleanup()
             self._scratch = self._scratch_cleanup = None
@@ -233,6 +323,8 @@ class Sandbox(ABC):
         with self._lock:
             if self._scratch is None:
                 self._scratch = Path(tempfile.mkdtemp(prefix=f"toolproof-{self.name}-"))
+                if self.drops_root:  # the sandbox user reads generated files from here
+                    self._scratch.chmod(0o711)
                 # Removed on close(), or when the sandbox is garbage-collected unclosed.
                 self._scratch_cleanup = weakref.finalize(self, shutil.rmtree, self._scratch, True)
             return self._scratch
@@ -246,8 +338,15 @@ class Sandbox(ABC):
         stdin: str | None,
         limits: ResourceLimits,
         group: CommandCgroup | None = None,
+        pass_fds: Sequence[int] = (),
+        watch: Callable[[], str | None] | None = None,
+        user: tuple[int, int] | None = None,
+        started: Callable[[subprocess.Popen[bytes]], None] | None = None,
     ) -> Outcome:
-        """Run an argv with tracking so ``close`` can kill it."""
+        """Run an argv with tracking so ``close`` can kill it.
+
+        ``user`` starts it as that host user; ``started`` runs right after the start.
+        """
 
         procs: list[subprocess.Popen[bytes]] = []
 
@@ -256,6 +355,8 @@ class Sandbox(ABC):
                 self._running.add(proc)
                 procs.append(proc)
                 closed = self._closed
+            if started is not None:
+                started(proc)
             if closed:  # close() ran while this was starting
                 kill_tree(proc.pid, group)
 
@@ -272,6 +373,9 @@ class Sandbox(ABC):
                 output_bytes=limits.output_bytes,
                 group=group,
                 on_start=track,
+                pass_fds=pass_fds,
+                watch=watch,
+                user=user,
             )
         finally:
             with self._lock:
@@ -288,6 +392,8 @@ class Sandbox(ABC):
         limits: ResourceLimits,
         nproc_rlimit: bool,
         pids_slack: int = 0,
+        pass_fds: Sequence[int] = (),
+        rlimits_outside: bool = False,
     ) -> ExecResult:
         """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
 
@@ -300,6 +406,9 @@ class Sandbox(ABC):
             limits: The limits in force.
             nproc_rlimit: Use ``RLIMIT_NPROC`` for ``pids`` when no pids cgroup exists.
             pids_slack: Processes of the backend itself counted by the pids cgroup.
+            pass_fds: Descriptors the outermost process inherits (e.g. bwrap's seccomp).
+            rlimits_outside: Set the rlimits before ``wrap``'s programs (inherited by
+                all of them, one exec fewer) unless ``RLIMIT_NPROC`` must be set inside.
         """
         support = host_support()
         try:
@@ -313,13 +422,21 @@ class Sandbox(ABC):
         try:
             by_rlimit_as = not group.has("memory")
             by_nproc = nproc_rlimit and not group.has("pids")
-            rlimits = limits.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
-            argv = wrap(["prlimit", *rlimits, "--", *self._argv(command)])
-            if group.procs_files:
-                argv = join_argv(group.procs_files, argv)
-            outcome = self._run(
-                argv, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits, group=group
-            )
+            held = self._fs is not None and self._fs.limited
+            watch = None
+            if not held and limits.workspace_mb is not None:  # no tmpfs: the fallback
+                watch = WorkspaceWatch(self.workspace, limits.workspace_mb)
+            rlimited = limits if held else limits.fsize_within_workspace()
+            rlimits = rlimited.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
+            limited = ["prlimit", *rlimits, "--"]
+            if rlimits_outside and not by_nproc:
+                argv = [*limited, *wrap(self._argv(command))]
+            else:
+                argv = wrap([*limited, *self._argv(command)])
+            outcome = self._spawn(
+                argv, group, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits,
+                pass_fds=pass_fds, watch=watch,
+            )  # fmt: skip
             hit = classify(
                 limits,
                 returncode=outcome.returncode,
@@ -335,16 +452,47 @@ class Sandbox(ABC):
             group.remove()
         return self._result(outcome, hit, limits)
 
+    def _spawn(
+        self,
+        argv: list[str],
+        group: CommandCgroup,
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        stdin: str | None,
+        limits: ResourceLimits,
+        pass_fds: Sequence[int],
+        watch: Callable[[], str | None] | None,
+    ) -> Outcome:
+        """Start ``argv`` inside ``group``, as ``self.owner`` when that is set.
+
+        The harness's own user joins the cgroup itself (``join_argv``). The sandbox
+        user cannot write the root-owned cgroup files, so it starts held at a gate
+        (``CgroupGate``): the harness moves it in and then lets it go. Starting it as
+        that user directly (no ``setpriv`` exec) is the cheapest uid drop.
+        """
+        if not group.procs_files or self.owner is None:
+            if group.procs_files:
+                argv = join_argv(group.procs_files, argv)
+            return self._run(argv, env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
+                             pass_fds=pass_fds, watch=watch, user=self.owner)  # fmt: skip
+        with CgroupGate(self.owner) as gate:
+            return self._run(
+                gate.argv(argv), env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
+                pass_fds=(*pass_fds, gate.fd), watch=watch, user=self.owner,
+                started=lambda proc: gate.release(group.procs_files, proc.pid),
+            )  # fmt: skip
+
     def _result(self, outcome: Outcome, hit: str | None, limits: ResourceLimits) -> ExecResult:
         """Build the ExecResult, adding the workspace size check."""
         if outcome.returncode == 125 and outcome.stderr.startswith(JOIN_FAILED):
             raise SandboxError(outcome.stderr.decode("utf-8", errors="replace").strip())
-        if (
-            hit is None
-            and limits.workspace_mb is not None
-            and workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
-        ):
-            hit = "workspace_size"
+        # file_size too: without a tmpfs, RLIMIT_FSIZE is capped at the workspace budget.
+        if hit in (None, "file_size") and limits.workspace_mb is not None:
+            over = workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
+            # A full tmpfs held the command at its size or inode limit (ENOSPC inside).
+            if over or (self._fs is not None and self._fs.limited and is_full(self.bind_source)):
+                hit = "workspace_size"
         return ExecResult(
             exit_code=outcome.returncode,
             stdout=outcome.stdout.decode("utf-8", errors="replace"),

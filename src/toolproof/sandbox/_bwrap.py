@@ -2,10 +2,18 @@
 
 Each command gets fresh namespaces of every kind (user, mount, pid, network, ipc,
 uts, cgroup): no network interface but a private loopback, uid/gid 1000 without
-capabilities, the host's system directories read-only, the workspace as the only
+capabilities (``--cap-drop ALL``), no new privileges, the seccomp filter of
+``_seccomp``, the host's system directories read-only, the workspace as the only
 writable host directory (at ``/workspace``), a fresh tmpfs ``/tmp``, and an
 environment built from scratch. Limits come from the shared base class: a
 per-command cgroup where possible, rlimits via ``prlimit`` inside the sandbox.
+
+When the harness is root, bwrap itself never runs as root: the first process is
+started as the unprivileged sandbox user (no groups) and waits at a gate until the
+harness has moved it into the command's cgroup (``_base._spawn``); then
+``prlimit (the rlimits) -> bwrap -> command``. So the user namespace maps uid 1000
+inside to that unprivileged host uid, and the kernel treats every sandboxed
+process as that user.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -20,10 +29,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
-from toolproof.sandbox._cgroup import host_support
+from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._seccomp import program
 
 __all__ = ["BwrapSandbox"]
 
@@ -54,6 +64,36 @@ _GENERATED = {
 def _write_etc(directory: Path) -> None:
     for name, text in _GENERATED.items():
         (directory / name).write_text(text)
+        (directory / name).chmod(0o644)
+    directory.chmod(0o755)
+
+
+def nproc_argv(owner: tuple[int, int] | None) -> list[str]:
+    """``prlimit`` raising the soft ``RLIMIT_NPROC`` to the hard one, or [] if not needed.
+
+    For the sandbox user only (when the harness is root): the kernel counts the
+    processes of *all* sandboxes (one host uid) against the limit bwrap starts with,
+    while each sandbox is held by its own ``RLIMIT_NPROC`` inside its user namespace
+    and its pids cgroup. (Raising the hard limit would need ``CAP_SYS_RESOURCE``,
+    which container runtimes usually drop.)
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if owner is None or soft == hard:
+        return []
+    return ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
+
+
+def seccomp_pipe() -> int | None:
+    """A pipe's read end holding the seccomp program (bwrap reads it to the end)."""
+    code = program()
+    if code is None:
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, code)  # ~1 KB, far below the pipe buffer
+    finally:
+        os.close(write)
+    return read
 
 
 def build_argv(
@@ -66,6 +106,7 @@ def build_argv(
     env: Mapping[str, str],
     tmp_bytes: int | None,
     ro_binds: Mapping[str, str] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line (without the command) for one sandboxed command.
 
@@ -79,9 +120,13 @@ def build_argv(
         env: The complete environment inside the sandbox.
         tmp_bytes: Size cap of the /tmp tmpfs, or None.
         ro_binds: Extra host paths bound read-only, host path to path inside.
+        seccomp_fd: A descriptor holding the seccomp program, or None for none.
     """
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID)]
     argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
+    argv += ["--cap-drop", "ALL"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     if "--disable-userns" in features:
         argv.append("--disable-userns")
     for name in _SYSTEM_DIRS:
@@ -127,6 +172,8 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
             frozenset(),
         )
     features = frozenset(f for f in ("--size", "--disable-userns") if f in text)
+    owner = sandbox_owner()
+    seccomp = seccomp_pipe()
     with tempfile.TemporaryDirectory(prefix="toolproof-bwrap-probe-") as tmp:
         _write_etc(Path(tmp))
         argv = build_argv(
@@ -137,17 +184,25 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
             cwd=WORKSPACE,
             env={"PATH": _PATH},
             tmp_bytes=None,
+            seccomp_fd=seccomp,
         )
         try:
             run = subprocess.run(
-                [*argv, prlimit, "--", "true"],
+                [*nproc_argv(owner), *argv, prlimit, "--", "true"],
                 capture_output=True,
                 text=True,
                 timeout=30,
                 env={"PATH": _PATH},
+                pass_fds=() if seccomp is None else (seccomp,),
+                user=None if owner is None else owner[0],
+                group=None if owner is None else owner[1],
+                extra_groups=None if owner is None else [],
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"a test sandbox failed to run: {exc}", bwrap, features
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
     if run.returncode != 0:
         return (
             f"a test sandbox failed ({run.stderr.strip() or f'exit {run.returncode}'}); "
@@ -160,11 +215,11 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
 
 
 @functools.cache
-def _warn_unlimited_pids() -> None:
+def _warn_no_seccomp() -> None:
     _log.warning(
-        "no pids cgroup can be created here and the harness runs as root, whose "
-        "processes RLIMIT_NPROC exempts even inside a user namespace: bwrap commands "
-        "have no process limit, so a fork bomb is stopped only by the wall-time limit"
+        "no seccomp filter is known for this machine (%s); bwrap commands run without "
+        "one (supported: x86_64, aarch64)",
+        os.uname().machine,
     )
 
 
@@ -178,6 +233,7 @@ class BwrapSandbox(Sandbox):
     """
 
     isolated = True
+    drops_root = True
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -212,8 +268,8 @@ class BwrapSandbox(Sandbox):
         chosen = limits or self.limits
         inner = self._checked_cwd(cwd)
         _, bwrap, features = _probe()
-        if chosen.pids is not None and os.geteuid() == 0 and not host_support().has("pids"):
-            _warn_unlimited_pids()
+        if program() is None:
+            _warn_no_seccomp()
         inside = {
             "PATH": _PATH,
             "HOME": "/tmp",
@@ -225,23 +281,38 @@ class BwrapSandbox(Sandbox):
         }
         # /tmp lives in RAM: cap it by the memory budget (or the workspace budget).
         tmp_mb = chosen.memory_mb or chosen.workspace_mb
-        prefix = build_argv(
-            bwrap,
-            features,
-            workspace=self.workspace,
-            etc=self._etc_dir(),
-            cwd=inner,
-            env=inside,
-            tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
-            ro_binds=self.ro_binds,
-        )
-        return self._exec_limited(
-            command,
-            lambda argv: [*prefix, *argv],
-            env={"PATH": _PATH},
-            host_cwd=self.workspace,
-            stdin=stdin,
-            limits=chosen,
-            nproc_rlimit=True,
-            pids_slack=2,  # the outer bwrap and its pid-1 reaper
-        )
+        etc = self._etc_dir()
+        self._prepare(chosen)
+        seccomp = seccomp_pipe()
+        try:
+            prefix = [
+                *nproc_argv(self.owner),
+                *build_argv(
+                    bwrap,
+                    features,
+                    workspace=self.bind_source,
+                    etc=etc,
+                    cwd=inner,
+                    env=inside,
+                    tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+                    ro_binds=self.ro_binds,
+                    seccomp_fd=seccomp,
+                ),
+            ]
+            return self._exec_limited(
+                command,
+                lambda argv: [*prefix, *argv],
+                env={"PATH": _PATH},
+                host_cwd=self.workspace,
+                stdin=stdin,
+                limits=chosen,
+                nproc_rlimit=True,
+                pids_slack=2,  # the outer bwrap and its pid-1 reaper
+                pass_fds=() if seccomp is None else (seccomp,),
+                # RLIMIT_NPROC must be set inside the user namespace; the others are
+                # inherited through bwrap, so they are set first.
+                rlimits_outside=True,
+            )
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)

@@ -21,7 +21,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JOIN_FAILED", "CgroupSupport", "CommandCgroup", "host_support", "join_argv"]
+__all__ = [
+    "JOIN_FAILED",
+    "CgroupGate",
+    "CgroupSupport",
+    "CommandCgroup",
+    "host_support",
+    "join_argv",
+    "join_pid",
+]
 
 #: Start of the stderr line written when a command could not join its cgroup.
 JOIN_FAILED = b"toolproof-sandbox: cannot join cgroup"
@@ -167,6 +175,88 @@ def join_argv(procs_files: list[Path], argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "sh", str(len(procs_files)), *map(str, procs_files), *argv]
 
 
+def _read(path: str) -> str:
+    """The text of a small cgroup file, or "" when it cannot be read (cheap: polled)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("ascii", errors="replace")
+
+
+def join_pid(procs_files: list[Path], pid: int) -> None:
+    """Move process ``pid`` into every ``cgroup.procs`` file (the harness, as root).
+
+    Raises:
+        OSError: A file could not be written.
+    """
+    for procs in procs_files:
+        fd = os.open(procs, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, str(pid).encode())
+        finally:
+            os.close(fd)
+
+
+class CgroupGate:
+    """Holds a command that starts as an unprivileged user until it is in its cgroup.
+
+    That user cannot write the root-owned cgroup files, so its first process waits
+    on a pipe (``argv``); the harness moves it in (``release``, as root) and then
+    writes one line. End of file without that line means the join failed: the
+    process exits 125 with ``JOIN_FAILED`` on stderr. Nothing runs before the line
+    arrives, so no child can be forked outside the cgroup. Use it as a context
+    manager around the start of the process.
+    """
+
+    def __init__(self, owner: tuple[int, int]) -> None:
+        """Make the pipe; its read end is given to ``owner`` (a root pipe is 0600)."""
+        self.fd, self._write = os.pipe()
+        self._open = True
+        os.fchown(self.fd, *owner)
+
+    def argv(self, argv: list[str]) -> list[str]:
+        """``argv`` behind the gate (pass ``self.fd`` to the process)."""
+        # dash cannot redirect from a descriptor above 9, so the pipe is opened again by
+        # its /proc path. The descriptor stays open below (an empty pipe, writer closed).
+        script = (
+            'fd=$1; shift; read -r _ < "/proc/self/fd/$fd" || { echo "'
+            + JOIN_FAILED.decode()
+            + ': the harness could not move the command into it" >&2; exit 125; }; exec "$@"'
+        )
+        return ["/bin/sh", "-c", script, "sh", str(self.fd), *argv]
+
+    def release(self, procs_files: list[Path], pid: int) -> None:
+        """Move ``pid`` into its cgroup and let it go, or close the gate on failure."""
+        try:
+            join_pid(procs_files, pid)
+            os.write(self._write, b"go\n")
+        except OSError as exc:  # the command exits 125 and the caller reports why
+            _log.warning("could not move command %s into its cgroup: %s", pid, exc)
+        finally:
+            self._close_write()
+
+    def _close_write(self) -> None:
+        if self._open:
+            self._open = False
+            os.close(self._write)
+
+    def __enter__(self) -> CgroupGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+        self._close_write()
+
+
 class CommandCgroup:
     """The cgroup(s) of one command: created, limited, watched, killed and removed."""
 
@@ -183,6 +273,7 @@ class CommandCgroup:
         """
         name = f"toolproof-{os.getpid()}-{os.urandom(6).hex()}"
         self._dirs: dict[str, tuple[int, Path]] = {}
+        self._frozen_events: int | None = None
         wanted = {"pids": pids, "memory": memory_mb}
         try:
             for controller, value in wanted.items():
@@ -227,10 +318,7 @@ class CommandCgroup:
     def _counter(self, controller: str, filename: str, key: str) -> int:
         if controller not in self._dirs:
             return 0
-        try:
-            text = (self._dirs[controller][1] / filename).read_text()
-        except OSError:
-            return 0
+        text = _read(f"{self._dirs[controller][1]}/{filename}")  # polled: no pathlib
         for line in text.splitlines():
             name, _, value = line.partition(" ")
             if name == key and value.strip().isdigit():
@@ -238,7 +326,12 @@ class CommandCgroup:
         return 0
 
     def pids_hit(self) -> bool:
-        """True once a fork or clone failed because ``pids.max`` was reached."""
+        """True once a fork or clone failed because ``pids.max`` was reached.
+
+        After ``kill_all`` froze the cgroup, only refusals from before count.
+        """
+        if self._frozen_events is not None:
+            return self._frozen_events > 0
         return self._counter("pids", "pids.events", "max") > 0
 
     def oom_killed(self) -> bool:
@@ -253,17 +346,28 @@ class CommandCgroup:
     def pids(self) -> set[int]:
         """Process ids currently in this cgroup."""
         found: set[int] = set()
-        for procs in self.procs_files:
-            with contextlib.suppress(OSError):
-                found.update(int(p) for p in procs.read_text().split())
+        for _, path in self._dirs.values():
+            found.update(int(p) for p in _read(f"{path}/cgroup.procs").split())
         return found
 
     def kill_all(self, timeout_s: float = 5.0) -> bool:
         """SIGKILL every process in the cgroup until it is empty.
 
+        Forks are stopped first (``pids.max`` set to 0), so a tree that forks as fast
+        as it is killed cannot keep the cgroup busy: one pass then empties it.
+
         Returns:
             True when the cgroup is empty afterwards.
         """
+        if "pids" in self._dirs and self._frozen_events is None:
+            # Refusals from now on are the harness's doing, not the command's.
+            self._frozen_events = self._counter("pids", "pids.events", "max")
+            with contextlib.suppress(OSError):  # never create the file (fake trees in tests)
+                fd = os.open(self._dirs["pids"][1] / "pids.max", os.O_WRONLY | os.O_CLOEXEC)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
         for version, path in self._dirs.values():
             if version == 2 and (path / "cgroup.kill").exists():
                 with contextlib.suppress(OSError):

@@ -7,6 +7,14 @@ workspace bind-mounted at /workspace, and explicit ``--memory``, ``--pids-limit`
 and ``--ulimit`` values. The engine's cgroups do the limiting; an OOM kill is read
 back with ``inspect`` before the container is removed, and an exit by SIGKILL (137)
 under a memory limit is counted as one too, since engines do not always record it.
+
+When the harness is root (so the engine is rootful), the command runs as the
+unprivileged sandbox user (``--user``), never as the image's root, on the same
+size-limited tmpfs workspace as bwrap; RLIMIT_NPROC is then not used (without a
+user namespace it would count every sandbox's processes together), the engine's
+pids cgroup limits each container. The engine's own seccomp profile (an allowlist,
+stricter than bwrap's denylist) is required: an engine that reports seccomp
+disabled is refused.
 """
 
 from __future__ import annotations
@@ -42,7 +50,19 @@ def _engine_reason(binary: str) -> str | None:
         return f"'{binary} info' failed: {exc}"
     if info.returncode != 0:
         return f"'{binary} info' failed: {info.stderr.strip()[:300]}"
+    if not _seccomp_enabled(binary, info.stdout):
+        return (
+            f"'{binary} info' reports no seccomp support, so containers would run with the "
+            "kernel's whole system-call surface; use an engine built with seccomp"
+        )
     return None
+
+
+def _seccomp_enabled(binary: str, info: str) -> bool:
+    """Whether ``<binary> info`` output says containers get a seccomp profile."""
+    if binary == "podman":
+        return "seccompEnabled: false" not in info
+    return "seccomp" in info  # docker lists it under "Security Options"
 
 
 def _ulimit(kind: int, want: int) -> str:
@@ -56,12 +76,14 @@ def _ulimit(kind: int, want: int) -> str:
 class PodmanSandbox(Sandbox):
     """One ``podman run`` per command on ``image`` (see the module docstring).
 
-    The container's user is the image's (usually root, without capabilities);
-    with rootful podman that is the host's root on the workspace files.
+    The container's user is the image's (usually root, without capabilities) when
+    the harness is not root (a rootless engine maps it to the harness's user), and
+    the unprivileged sandbox user when it is.
     """
 
     isolated = True
     uses_image = True
+    drops_root = True
     binary: ClassVar[str] = "podman"
 
     @classmethod
@@ -79,7 +101,9 @@ class PodmanSandbox(Sandbox):
         argv.append("--init")  # pid 1 ignores SIGXCPU and friends; a real init does not
         tmp_mb = limits.memory_mb or limits.workspace_mb
         tmpfs = "/tmp:rw,mode=1777" + (f",size={tmp_mb}m" if tmp_mb else "")
-        argv += ["--tmpfs", tmpfs, "-v", f"{self.workspace}:{WORKSPACE}", "-w", cwd]
+        argv += ["--tmpfs", tmpfs, "-v", f"{self.bind_source}:{WORKSPACE}", "-w", cwd]
+        if self.owner is not None:
+            argv += ["--user", "{}:{}".format(*self.owner)]
         for host, inside in self.ro_binds.items():
             argv += ["-v", f"{host}:{inside}:ro"]
         if limits.memory_mb is not None:
@@ -87,10 +111,15 @@ class PodmanSandbox(Sandbox):
         if limits.pids is not None:
             argv += ["--pids-limit", str(limits.pids)]
         # Explicit values: engines default to limits above this host's hard limits,
-        # which the runtime may not raise. nproc only binds a non-root image user.
+        # which the runtime may not raise. nproc binds a non-root user only, and then
+        # counts every process of that host uid: as the shared sandbox user, a small
+        # value would let parallel episodes exhaust each other, so it is left at 4096
+        # (the most runc accepted on the development host) and the pids cgroup
+        # (--pids-limit) limits each container.
+        nproc = 4096 if self.owner is not None else limits.pids or 4096
         ulimits = {
             "nofile": _ulimit(resource.RLIMIT_NOFILE, 4096),
-            "nproc": _ulimit(resource.RLIMIT_NPROC, limits.pids or 4096),
+            "nproc": _ulimit(resource.RLIMIT_NPROC, nproc),
         }
         if limits.cpu_s is not None:
             soft = max(1, math.ceil(limits.cpu_s))
@@ -124,6 +153,7 @@ class PodmanSandbox(Sandbox):
         """
         chosen = limits or self.limits
         inner = self._checked_cwd(cwd)
+        self._prepare(chosen)
         inside = {
             "PATH": _PATH,
             "HOME": "/tmp",

@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import time
 from pathlib import Path
 
 from toolproof.sandbox._limits import ResourceLimits
 
-__all__ = ["classify", "workspace_bytes"]
+__all__ = ["WorkspaceWatch", "classify", "workspace_bytes"]
 
 _MEMORY_TEXT = (
     "MemoryError",
@@ -109,3 +110,28 @@ def workspace_bytes(root: Path) -> int:
                 seen.add((info.st_dev, info.st_ino))
                 total += info.st_size
     return total
+
+
+class WorkspaceWatch:
+    """Measures the workspace now and then while a command runs (no size-limited fs).
+
+    Where the workspace cannot be put on its own tmpfs, this (with ``RLIMIT_FSIZE``
+    capped at the budget) is the best equivalent: the command is stopped soon after
+    the workspace passes ``budget_mb``. The walk costs time on big trees, so it runs
+    at most every ``min_interval_s`` and keeps its own share of the time under ~5%.
+    """
+
+    def __init__(self, root: Path, budget_mb: int, min_interval_s: float = 0.25) -> None:
+        """Watch ``root`` against ``budget_mb`` MiB."""
+        self.root, self.limit, self.min_interval_s = root, budget_mb * 1024 * 1024, min_interval_s
+        self._next = time.monotonic() + min_interval_s
+
+    def __call__(self) -> str | None:
+        """``"workspace_size"`` once the workspace is over the budget, else None."""
+        now = time.monotonic()
+        if now < self._next:
+            return None
+        over = workspace_bytes(self.root) > self.limit
+        took = time.monotonic() - now
+        self._next = time.monotonic() + max(self.min_interval_s, 20 * took)
+        return "workspace_size" if over else None

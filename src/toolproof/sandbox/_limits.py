@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from toolproof.sandbox._errors import SandboxError
@@ -26,9 +26,12 @@ class ResourceLimits:
         memory_mb: Memory in MiB: a memory cgroup where one can be created, else
             ``RLIMIT_AS`` (address space, so virtual memory counts).
         pids: Processes and threads at once: a pids cgroup where one can be created,
-            else ``RLIMIT_NPROC`` inside the bwrap user namespace (not for root).
+            else ``RLIMIT_NPROC`` inside the bwrap user namespace (bwrap commands are
+            never host root, so it applies).
         file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``).
-        workspace_mb: Total apparent size of the workspace, checked after each command.
+        workspace_mb: Total apparent size of the workspace: held during a command by a
+            size-limited tmpfs (root harness with ``CAP_SYS_ADMIN``), else by
+            ``RLIMIT_FSIZE`` and a watchdog; checked after each command too.
         output_bytes: Bytes of stdout plus stderr kept; the command is stopped past it.
     """
 
@@ -77,3 +80,16 @@ class ResourceLimits:
         if nproc and self.pids is not None:
             args.append(f"--nproc={self.pids}")
         return args
+
+    def fsize_within_workspace(self) -> ResourceLimits:
+        """These limits with ``file_size_mb`` no larger than ``workspace_mb`` + 1.
+
+        Where the workspace is not on a size-limited filesystem, this bounds one file
+        written during a command by the workspace budget (see ``WorkspaceWatch``).
+        """
+        if self.workspace_mb is None:
+            return self
+        cap = self.workspace_mb + 1
+        if self.file_size_mb is not None and self.file_size_mb <= cap:
+            return self
+        return replace(self, file_size_mb=cap)

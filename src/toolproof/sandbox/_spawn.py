@@ -14,7 +14,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from toolproof.sandbox._cgroup import CommandCgroup
@@ -192,6 +192,9 @@ def run_tree(
     output_bytes: int,
     group: CommandCgroup | None = None,
     on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    pass_fds: Sequence[int] = (),
+    watch: Callable[[], str | None] | None = None,
+    user: tuple[int, int] | None = None,
 ) -> Outcome:
     """Run ``argv`` and return what happened; never leaves a process of the tree behind.
 
@@ -204,6 +207,11 @@ def run_tree(
         output_bytes: Bytes of stdout plus stderr kept before ``stopped="output"``.
         group: The command's cgroup, polled for pids and OOM events and killed.
         on_start: Called with the process right after it started (for tracking).
+        pass_fds: Descriptors the process inherits (all others are closed).
+        watch: Polled while the command runs (it throttles itself); a limit name it
+            returns stops the tree with that reason (e.g. ``"workspace_size"``).
+        user: Host (uid, gid) to start the process as, with no supplementary groups
+            (needs root); None keeps the harness's identity.
 
     Raises:
         SandboxError: The program could not be started at all.
@@ -220,6 +228,10 @@ def run_tree(
             cwd=cwd,
             start_new_session=True,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
+            user=None if user is None else user[0],
+            group=None if user is None else user[1],
+            extra_groups=None if user is None else [],
         )
     except OSError as exc:
         raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
@@ -239,6 +251,8 @@ def run_tree(
             if ended_at is None:
                 if not _exited(proc.pid):
                     stopped = "output" if pump.overflow else _limit_event(now, deadline, group)
+                    if stopped is None and watch is not None:
+                        stopped = watch()
                     if stopped is None:
                         pump.step(max(0.0, min(poll, deadline - now)))
                         poll = min(poll * 2, _POLL_MAX_S)
