@@ -12,6 +12,7 @@ from typing import Any
 
 from toolproof.agents import AgentTurn, EpisodeContext, Observation
 from toolproof.agents.builtin.oracle import OracleAgent
+from toolproof.spec import Suite, TaskInstance, load_suite, render
 from toolproof.trajectory import ToolCall
 
 RELEASE = threading.Event()
@@ -19,12 +20,33 @@ RELEASE = threading.Event()
 HOLD_S = 30.0
 """The longest a blocked agent holds its thread when the test never releases it."""
 TARGET = "stock-sum"
+SUITE: list[Suite] = []
+"""The suite the test runs, loaded by the test: these agents are blind like any ``python:``
+agent, so to play the reference they render the task themselves, as test code that holds
+the suite's files may."""
+
+
+def use_suite(root: str) -> None:
+    """Load the suite the agents play (once, before the run: loading takes a while)."""
+    SUITE[:] = [load_suite(root)]
+
+
+def _instance(ctx: EpisodeContext) -> TaskInstance:
+    suite = SUITE[0]
+    return render(
+        suite.task(ctx.task_id),
+        suite=suite.name,
+        suite_seed=suite.config.seed,
+        epoch=ctx.epoch,
+        limits=suite.config.limits,
+        system_prompt=suite.config.system_prompt,
+    )
 
 
 class _Base:
     def __init__(self, ctx: EpisodeContext) -> None:
-        self.target = ctx.instance.task.id == TARGET
-        self.oracle = OracleAgent(ctx)
+        self.target = ctx.task_id == TARGET
+        self.oracle = OracleAgent(_instance(ctx))
 
 
 class SleepsInSyncAct(_Base):
@@ -89,6 +111,6 @@ class BadCallOnTarget(_Base):
 
 def factory_exits(ctx: EpisodeContext) -> Any:
     """A factory that raises SystemExit on the target."""
-    if ctx.instance.task.id == TARGET:
+    if ctx.task_id == TARGET:
         raise SystemExit(2)
-    return OracleAgent(ctx)
+    return OracleAgent(_instance(ctx))

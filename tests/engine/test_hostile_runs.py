@@ -34,6 +34,7 @@ def hostile(tmp_path: Path) -> Iterator[Path]:
     import hostile_agents
 
     hostile_agents.RELEASE.clear()
+    hostile_agents.use_suite(str(root))
     try:
         yield root
     finally:
