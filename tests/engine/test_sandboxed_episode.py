@@ -186,7 +186,11 @@ def shell_task(**fields: Any) -> dict[str, Any]:
         **{
             "tools": ["run_command", "read_output"],
             "world": {"files": {"keep.txt": "keep me\n"}},
-            "success": [{"kind": "state", "files": {"keep.txt": "keep me\n"}}],
+            # a guard (keep.txt kept) and the progress check every level needs (the answer)
+            "success": [
+                {"kind": "state", "files": {"keep.txt": "keep me\n"}},
+                {"kind": "output", "contains": ["done"]},
+            ],
             "solution": {"calls": [], "answer": "done"},
             **fields,
         }

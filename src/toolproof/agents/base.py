@@ -20,7 +20,6 @@ instance (:func:`make_agent`). A ``python:`` or framework factory is never given
 
 from __future__ import annotations
 
-import copy
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -260,9 +259,11 @@ class _AgentSession:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run a tool through the gateway (recorded as a step); the result without timing.
 
-        The arguments are copied first, so editing them afterwards does not change the record.
+        The session copies the arguments into bounded plain data before anything uses them
+        (refusing, as an error result, what is not JSON data), so editing them afterwards
+        does not change the record.
         """
-        result = await self._session().call_tool(name, copy.deepcopy(arguments))
+        result = await self._session().call_tool(name, arguments)
         return result.model_copy(update={"duration_s": 0.0})
 
     def record_usage(self, usage: Usage) -> None:
