@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import inspect
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -154,14 +155,26 @@ async def _on(loop: asyncio.AbstractEventLoop, coro: Awaitable[T]) -> T:
 
 
 class _Session:
-    """The session a driven agent sees on its own thread; calls go to the harness's loop."""
+    """The session a driven agent sees on its own thread; calls go to the harness's loop.
+
+    The harness's loop is held through a weak reference only: from the loop every task of
+    the run is reachable (their coroutines hold each episode's task instance), so nothing
+    the agent is handed may lead to it by attribute, closure or ``gc.get_referents``.
+    """
 
     def __init__(self, session: ToolSession, loop: asyncio.AbstractEventLoop) -> None:
         self._session = session
-        self._loop = loop
+        self._loop_ref = weakref.ref(loop)
         self.system_prompt: str = session.system_prompt
         self.prompt: str = session.prompt
         self._tools = list(session.tools)
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop_ref()
+        if loop is None:
+            raise RuntimeError("the run is over; its tools cannot be called any more")
+        return loop
 
     @property
     def tools(self) -> list[ToolSchema]:
