@@ -7,11 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import toolproof_test_agents  # noqa: F401  (registers the test-flaky kind)
 
 from toolproof_helpers import CliResult, make_task
 
 Invoke = Callable[..., CliResult]
-FLAKY = ["--agent", "python:toolproof_test_agents:flaky", "--retries", "0", "-q"]
+FLAKY = ["--agent", "test-flaky", "--retries", "0", "-q"]  # a keyed test kind (plays the key)
 """``infra*`` tasks fail as infrastructure ("HTTP 503 from the provider"), ``crash*`` as the
 agent's error, the rest pass."""
 

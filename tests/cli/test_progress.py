@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import toolproof_test_agents  # noqa: F401  (registers the test-flaky kind)
+
 from toolproof.cli._progress import Plain, Tally, clock_text, make_reporter, status_line
 from toolproof_helpers import CliResult, make_task
 
@@ -99,7 +101,7 @@ def test_json_end_event_carries_the_gate(
     invoke: Invoke, suite_dir: Callable[..., Path], tmp_path: Path
 ) -> None:
     root = suite_dir([make_task(id="infra-a")])
-    agent = "python:toolproof_test_agents:flaky"
+    agent = "test-flaky"  # a keyed test kind registered by toolproof_test_agents
     result = invoke(
         "run", root, "--agent", agent, "--retries", "0", "--progress", "json", "-o", tmp_path / "r"
     )
