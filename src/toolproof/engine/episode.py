@@ -47,7 +47,8 @@ from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
-from .session import DrivenSession, Recorder
+from .building import BuildTimeout, build_off_loop, stop_commands
+from .session import DrivenSession, Recorder, off_loop
 
 
 @dataclass
@@ -193,25 +194,33 @@ async def run_episode(
             pool=options.tool_slots,
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
-        initial = recorder.start()
+        initial = await recorder.start()
         if continuation is not None:
             initial = continuation.initial
             recorder.steps.extend(continuation.history)
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
-        agent = factory(EpisodeContext(instance=instance, tools=gateway.schemas))
-        try:
-            if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
-                termination, answer, error = await _drive(
-                    agent, recorder, gateway, instance, prompt
-                )
-            else:
-                termination, answer, error = await _loop(
-                    agent, recorder, gateway, instance, prompt, t0, options.model_slots
-                )
-        finally:
-            await _close_agent(agent)
+        try:  # on a thread: a factory that blocks stalls only this episode
+            agent = await build_off_loop(
+                factory,
+                EpisodeContext(instance=instance, tools=gateway.schemas),
+                limits.step_timeout_s,
+            )
+        except BuildTimeout as exc:
+            termination, error = Termination.TIMEOUT, str(exc)
+        else:
+            try:
+                if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+                    termination, answer, error = await _drive(
+                        agent, recorder, gateway, instance, prompt
+                    )
+                else:
+                    termination, answer, error = await _loop(
+                        agent, recorder, gateway, instance, prompt, t0, options.model_slots
+                    )
+            finally:
+                await _close_agent(agent)
         stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
         if stop is not None and termination is not Termination.INFRA_ERROR:
             termination, answer, error = stop[0], None, stop[1]
@@ -220,6 +229,7 @@ async def run_episode(
     except Exception as exc:  # a harness failure outside the agent's turn
         termination, error = Termination.INFRA_ERROR, _error_text(exc)
     except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
+        stop_commands(world)  # a sandboxed command on a tool thread is killed now
         if own_world:
             world.close()
         raise
@@ -240,18 +250,33 @@ async def run_episode(
         parent=continuation.parent if continuation is not None else None,
     )
     try:
-        if initial is None:
-            initial = world.snapshot()
-        final = world.snapshot()
-        score = score_episode(
-            ScoringContext(
-                instance=instance, trajectory=trajectory, initial=initial, final=final, world=world
-            )
-        )
-    finally:
+        score = await off_loop(world, lambda: _score(instance, trajectory, initial, world))
+    except asyncio.CancelledError:
+        stop_commands(world)  # e.g. a check's command
         if own_world:
             world.close()
+        raise
+    except BaseException:
+        if own_world:
+            world.close()
+        raise
+    if own_world:
+        await off_loop(world, world.close)  # deleting a big workspace takes a while
     return trajectory, score
+
+
+def _score(
+    instance: TaskInstance, trajectory: Trajectory, initial: WorldSnapshot | None, world: World
+) -> Score:
+    """Snapshot the final state and score the episode (on a thread for workspace worlds)."""
+    if initial is None:
+        initial = world.snapshot()
+    final = world.snapshot()
+    return score_episode(
+        ScoringContext(
+            instance=instance, trajectory=trajectory, initial=initial, final=final, world=world
+        )
+    )
 
 
 async def _loop(
@@ -297,7 +322,7 @@ async def _loop(
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
-            recorder.record(
+            await recorder.record(
                 message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage, annotations=notes
             )
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
@@ -307,7 +332,7 @@ async def _loop(
             t0 += recorder.last_queue_s
             notes = {**(notes or {}), "tool_queue_s": round(recorder.last_queue_s, 6)}
         message = Message(role="assistant", content=turn.content, tool_calls=calls)
-        recorder.record(
+        await recorder.record(
             message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage, annotations=notes
         )
         messages.append(message)
@@ -373,7 +398,7 @@ async def _drive(
         answer = checked_turn(AgentTurn(content=str.__str__(answer)), "run()").content or ""
     except AgentFault as exc:
         return Termination.AGENT_ERROR, None, str(exc)
-    recorder.record(
+    await recorder.record(
         Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0
     )
     if recorder.loop_detected:

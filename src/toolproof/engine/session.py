@@ -1,19 +1,59 @@
-"""The recorder shared by both ways of driving an agent: steps, loop guard, snapshots."""
+"""The recorder shared by both ways of driving an agent: steps, loop guard, snapshots.
+
+Digests, snapshots and diffs of a world with a workspace walk its files, which an
+agent can make slow (hundreds of thousands of entries, big files to hash): they run
+on a thread (:func:`off_loop`), so that other episodes go on meanwhile. The world
+cannot change while they run: a harness-driven agent's next turn waits for the step
+to be recorded, and a driven agent's calls run one at a time. A records-only world
+is digested in place: its digest is cached, and a thread hop would cost more.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from toolproof.agents.limits import MAX_NAME_CHARS, AgentFault, plain_arguments
 from toolproof.spec import TaskInstance
 from toolproof.tools import ToolGateway
 from toolproof.trajectory import Message, StateDiff, Step, ToolCall, ToolResult, ToolSchema, Usage
 from toolproof.worlds import BlobStore, World, WorldSnapshot
+
+T = TypeVar("T")
+
+
+async def off_loop(world: World, fn: Callable[[], T]) -> T:
+    """Run ``fn`` (work that walks ``world``'s workspace) on a thread; inline without one.
+
+    Args:
+        world: The world the work reads; its workspace decides where the work runs.
+        fn: The work (a digest, snapshot, diff, scoring).
+    """
+    if world.workspace is None:
+        return fn()
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_world_threads(), fn)
+
+
+_WORLD_THREADS = 32
+"""Threads for world work, shared by a process's episodes: a few slow (hostile) workspaces
+leave the rest for the others, whatever the number of cores."""
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _world_threads() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:  # made at first use: nothing happens at import
+        if _executor is None:
+            _executor = ThreadPoolExecutor(_WORLD_THREADS, thread_name_prefix="toolproof-world")
+        return _executor
 
 
 @dataclass
@@ -29,19 +69,31 @@ class Recorder:
     _seen: dict[tuple[str, str, str], int] = field(default_factory=dict)
     _digest: str = ""
     _snapshot: WorldSnapshot | None = None
+    _snapshot_digest: str = ""
     _snapshot_ref: str | None = None
     _pending_usage: Usage | None = None
     _call_ids: set[str] = field(default_factory=set)
     last_queue_s: float = 0.0
     """Seconds the calls of the last :meth:`execute` waited for a worker thread."""
 
-    def start(self) -> WorldSnapshot:
-        """Take the initial snapshot; return it for scoring."""
-        self._snapshot = self.world.snapshot(self.blobs)
-        self._digest = self._snapshot.digest()
+    async def start(self) -> WorldSnapshot:
+        """Take the initial snapshot (off the loop); return it for scoring."""
+        snap, self._snapshot_digest, self._snapshot_ref = await off_loop(
+            self.world, self._take_snapshot
+        )
+        self._snapshot, self._digest = snap, self._snapshot_digest
+        return snap
+
+    def _take_snapshot(self) -> tuple[WorldSnapshot, str, str | None]:
+        """A snapshot, its digest and (with a blob store) its reference; runs on a thread."""
+        snap = self.world.snapshot(self.blobs)
+        ref = None
         if self.blobs is not None:
-            self._snapshot_ref = self.blobs.put_bytes(self._snapshot.model_dump_json().encode())
-        return self._snapshot
+            ref = self.blobs.put_bytes(snap.model_dump_json().encode())
+        return snap, snap.digest(), ref
+
+    async def _digest_now(self) -> str:
+        return await off_loop(self.world, self.world.digest)
 
     @property
     def initial_ref(self) -> str | None:
@@ -69,7 +121,7 @@ class Recorder:
         results: list[ToolResult] = []
         started = time.perf_counter()
         queued = self.gateway.queue_s
-        for call in calls:
+        for n, call in enumerate(calls):
             args = json.dumps(call.arguments, sort_keys=True, default=str)
             key = (
                 call.name,
@@ -82,17 +134,17 @@ class Recorder:
                     f"{call.name}({args[:80]}) repeated {self._seen[key]} times on the same state"
                 )
             results.append(await self.gateway.call(call))
-            if self.gateway.kind(call.name) == "write":
-                self._digest = self.world.digest()
+            if self.gateway.kind(call.name) == "write" and n < len(calls) - 1:
+                self._digest = await self._digest_now()  # the state the next call meets
         if (
             any(self.gateway.kind(c.name) == "write" for c in calls)
             or self.world.workspace is not None
         ):
-            self._digest = self.world.digest()
+            self._digest = await self._digest_now()
         self.last_queue_s = self.gateway.queue_s - queued
         return calls, results, time.perf_counter() - started - self.last_queue_s
 
-    def record(
+    async def record(
         self,
         message: Message,
         results: list[ToolResult],
@@ -103,19 +155,27 @@ class Recorder:
         observations: list[Message] | None = None,
         annotations: dict[str, Any] | None = None,
     ) -> Step:
-        """Append a step, with the state digest and (when the state changed) a diff and snapshot."""
+        """Append a step, with the state digest and (when the state changed) a diff and snapshot.
+
+        The snapshot and diff are made off the loop (see :func:`off_loop`).
+        """
         if self._pending_usage is not None:
             usage = self._pending_usage if usage is None else usage + self._pending_usage
             self._pending_usage = None
         diff: StateDiff | None = None
         before_ref = self._snapshot_ref
         assert self._snapshot is not None, "start() first"
-        if self._digest != self._snapshot.digest():
-            snap = self.world.snapshot(self.blobs)
-            diff = World.diff(self._snapshot, snap)
-            self._snapshot = snap
-            if self.blobs is not None:
-                self._snapshot_ref = self.blobs.put_bytes(snap.model_dump_json().encode())
+        if self._digest != self._snapshot_digest:
+            before = self._snapshot
+
+            def changed() -> tuple[WorldSnapshot, str, str | None, StateDiff]:
+                snap, digest, ref = self._take_snapshot()
+                return snap, digest, ref, World.diff(before, snap)
+
+            snap, digest, ref, diff = await off_loop(self.world, changed)
+            self._snapshot, self._snapshot_digest = snap, digest
+            if ref is not None:
+                self._snapshot_ref = ref
         notes = dict(annotations or {})
         for extra in list(self.world.extras.values()):  # e.g. the lint-error count of the step
             annotate = getattr(extra, "annotate_step", None)
@@ -191,7 +251,7 @@ class DrivenSession:
         waited = self.recorder.last_queue_s
         if waited and self.on_wait is not None:
             self.on_wait(waited)
-        self.recorder.record(
+        await self.recorder.record(
             Message(role="assistant", tool_calls=calls),
             results,
             agent_s=agent_s,
