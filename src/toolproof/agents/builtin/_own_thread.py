@@ -35,7 +35,16 @@ from typing import Any, TypeVar
 
 from toolproof.trajectory import ToolResult, ToolSchema, Usage
 
-from ..base import Agent, AgentInfraError, AgentTurn, DrivenAgent, Observation, ToolSession
+from ..base import (
+    Agent,
+    AgentFactory,
+    AgentInfraError,
+    AgentTurn,
+    DrivenAgent,
+    EpisodeContext,
+    Observation,
+    ToolSession,
+)
 from ..limits import AgentFault, checked_turn, plain_arguments
 
 T = TypeVar("T")
@@ -262,3 +271,17 @@ def on_own_thread(agent: Agent | DrivenAgent, label: str) -> Agent | DrivenAgent
         return OwnThreadDrivenAgent(agent, label)
     assert isinstance(agent, Agent)
     return OwnThreadAgent(agent, label)
+
+
+def own_thread_factory(factory: AgentFactory, label: str) -> AgentFactory:
+    """A factory whose agents run on their own thread and loop (see :func:`on_own_thread`).
+
+    The framework adapters (LangChain, LlamaIndex, AutoGen) use it: the user's
+    factory and framework code then run on the agent's thread, so that a blocking
+    call in them (a synchronous model client, ``time.sleep``) stalls only its episode.
+    """
+
+    def make(ctx: EpisodeContext) -> Agent | DrivenAgent:
+        return on_own_thread(factory(ctx), label)
+
+    return make
