@@ -1,10 +1,14 @@
 """Making an episode's agent off the event loop, and stopping its commands on cancellation.
 
-An agent factory can be the user's code (a ``python:`` factory, a class whose
-``__init__`` loads a model, a framework set-up): if it blocked on the harness's
-event loop, every other episode would stall. So it is called on a thread of its
-own (a daemon: a factory that never returns keeps only that thread), and the
-episode waits for it at most its step time limit.
+An agent factory can run the user's code (a ``python:`` factory, a class whose
+``__init__`` loads a model): if it blocked on the harness's event loop, every
+other episode would stall. So a factory marked as such
+(:func:`~toolproof.agents.builtin._own_thread.builds_user_code`) is called on a
+thread of its own (a daemon: a factory that never returns keeps only that
+thread), and the episode waits for it at most its step time limit. Other
+factories (the built-ins, the framework adapters, whose user code runs later on
+the agent's own thread) are called in place: under load, a thread hop costs a
+few milliseconds (``benchmarks/bench_overhead.py``) and they do not block.
 
 When a run stops (Ctrl-C, :meth:`~toolproof.engine.Runner.request_stop`), an
 episode may have a sandboxed command running on a tool thread; the thread cannot
@@ -20,6 +24,7 @@ import threading
 from typing import Any
 
 from toolproof.agents import AgentFactory, EpisodeContext
+from toolproof.agents.builtin._own_thread import runs_user_code
 from toolproof.sandbox import Sandbox
 from toolproof.tools.toolkits.shell import EpisodeShell
 from toolproof.worlds import World
@@ -75,6 +80,17 @@ async def build_off_loop(factory: AgentFactory, ctx: EpisodeContext, timeout_s: 
         raise BuildTimeout(
             f"making the agent took longer than the step time limit of {timeout_s:g}s"
         ) from None
+
+
+async def build_agent_for(factory: AgentFactory, ctx: EpisodeContext, timeout_s: float) -> Any:
+    """The episode's agent: made on a thread when the factory runs the user's code.
+
+    Raises:
+        BuildTimeout: see :func:`build_off_loop`.
+    """
+    if runs_user_code(factory):
+        return await build_off_loop(factory, ctx, timeout_s)
+    return factory(ctx)
 
 
 def stop_commands(world: World) -> None:

@@ -47,7 +47,7 @@ from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
-from .building import BuildTimeout, build_off_loop, stop_commands
+from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
 
 
@@ -201,8 +201,8 @@ async def run_episode(
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
-        try:  # on a thread: a factory that blocks stalls only this episode
-            agent = await build_off_loop(
+        try:  # the user's factory on a thread: one that blocks stalls only this episode
+            agent = await build_agent_for(
                 factory,
                 EpisodeContext(instance=instance, tools=gateway.schemas),
                 limits.step_timeout_s,
@@ -249,34 +249,46 @@ async def run_episode(
         duration_s=time.perf_counter() - t0,
         parent=continuation.parent if continuation is not None else None,
     )
-    try:
-        score = await off_loop(world, lambda: _score(instance, trajectory, initial, world))
+    try:  # one hop: deleting a big workspace takes a while too
+        score = await off_loop(
+            world, lambda: _score(instance, trajectory, initial, world, own_world)
+        )
     except asyncio.CancelledError:
         stop_commands(world)  # e.g. a check's command
-        if own_world:
-            world.close()
+        if own_world:  # the scoring thread may be closing it at the same time
+            with contextlib.suppress(Exception):
+                world.close()
         raise
     except BaseException:
         if own_world:
             world.close()
         raise
-    if own_world:
-        await off_loop(world, world.close)  # deleting a big workspace takes a while
     return trajectory, score
 
 
 def _score(
-    instance: TaskInstance, trajectory: Trajectory, initial: WorldSnapshot | None, world: World
+    instance: TaskInstance,
+    trajectory: Trajectory,
+    initial: WorldSnapshot | None,
+    world: World,
+    close: bool,
 ) -> Score:
-    """Snapshot the final state and score the episode (on a thread for workspace worlds)."""
-    if initial is None:
-        initial = world.snapshot()
-    final = world.snapshot()
-    return score_episode(
-        ScoringContext(
-            instance=instance, trajectory=trajectory, initial=initial, final=final, world=world
+    """Snapshot the final state, score the episode, close the world if ``close``.
+
+    Runs on a thread for a workspace world (the checks may walk or read it).
+    """
+    try:
+        if initial is None:
+            initial = world.snapshot()
+        final = world.snapshot()
+        return score_episode(
+            ScoringContext(
+                instance=instance, trajectory=trajectory, initial=initial, final=final, world=world
+            )
         )
-    )
+    finally:
+        if close:
+            world.close()
 
 
 async def _loop(

@@ -56,6 +56,16 @@ def _world_threads() -> ThreadPoolExecutor:
         return _executor
 
 
+@dataclass(frozen=True)
+class _Walk:
+    """One walk of the world: its digest and, when it changed, the new snapshot."""
+
+    digest: str
+    snapshot: WorldSnapshot | None = None
+    ref: str | None = None
+    diff: StateDiff | None = None
+
+
 @dataclass
 class Recorder:
     """Runs calls through the gateway and records each turn as a Step."""
@@ -76,24 +86,37 @@ class Recorder:
     last_queue_s: float = 0.0
     """Seconds the calls of the last :meth:`execute` waited for a worker thread."""
 
+    _walked: _Walk | None = None
+    """The walk :meth:`execute` made of a workspace world, for :meth:`record` to use."""
+
     async def start(self) -> WorldSnapshot:
         """Take the initial snapshot (off the loop); return it for scoring."""
-        snap, self._snapshot_digest, self._snapshot_ref = await off_loop(
-            self.world, self._take_snapshot
-        )
-        self._snapshot, self._digest = snap, self._snapshot_digest
-        return snap
+        walk = await off_loop(self.world, self._walk)
+        assert walk.snapshot is not None  # the first snapshot always differs from none
+        self._keep(walk)
+        return walk.snapshot
 
-    def _take_snapshot(self) -> tuple[WorldSnapshot, str, str | None]:
-        """A snapshot, its digest and (with a blob store) its reference; runs on a thread."""
+    def _walk(self) -> _Walk:
+        """Walk the world; with a change since the last snapshot, store it and diff it.
+
+        Runs on a thread for a workspace world: the world does not change meanwhile.
+        """
         snap = self.world.snapshot(self.blobs)
+        digest = snap.digest()
+        if self._snapshot is not None and digest == self._snapshot_digest:
+            return _Walk(digest)
         ref = None
         if self.blobs is not None:
             ref = self.blobs.put_bytes(snap.model_dump_json().encode())
-        return snap, snap.digest(), ref
+        diff = World.diff(self._snapshot, snap) if self._snapshot is not None else None
+        return _Walk(digest, snap, ref, diff)
 
-    async def _digest_now(self) -> str:
-        return await off_loop(self.world, self.world.digest)
+    def _keep(self, walk: _Walk) -> None:
+        self._digest = walk.digest
+        if walk.snapshot is not None:
+            self._snapshot, self._snapshot_digest = walk.snapshot, walk.digest
+            if walk.ref is not None:
+                self._snapshot_ref = walk.ref
 
     @property
     def initial_ref(self) -> str | None:
@@ -135,12 +158,13 @@ class Recorder:
                 )
             results.append(await self.gateway.call(call))
             if self.gateway.kind(call.name) == "write" and n < len(calls) - 1:
-                self._digest = await self._digest_now()  # the state the next call meets
-        if (
-            any(self.gateway.kind(c.name) == "write" for c in calls)
-            or self.world.workspace is not None
-        ):
-            self._digest = await self._digest_now()
+                # the state the next call meets
+                self._digest = await off_loop(self.world, self.world.digest)
+        if self.world.workspace is not None:  # one walk (on a thread) gives digest and snapshot
+            self._walked = await off_loop(self.world, self._walk)
+            self._digest = self._walked.digest
+        elif any(self.gateway.kind(c.name) == "write" for c in calls):
+            self._digest = self.world.digest()  # records only: cached, in place
         self.last_queue_s = self.gateway.queue_s - queued
         return calls, results, time.perf_counter() - started - self.last_queue_s
 
@@ -165,17 +189,12 @@ class Recorder:
         diff: StateDiff | None = None
         before_ref = self._snapshot_ref
         assert self._snapshot is not None, "start() first"
+        walked, self._walked = self._walked, None
         if self._digest != self._snapshot_digest:
-            before = self._snapshot
-
-            def changed() -> tuple[WorldSnapshot, str, str | None, StateDiff]:
-                snap, digest, ref = self._take_snapshot()
-                return snap, digest, ref, World.diff(before, snap)
-
-            snap, digest, ref, diff = await off_loop(self.world, changed)
-            self._snapshot, self._snapshot_digest = snap, digest
-            if ref is not None:
-                self._snapshot_ref = ref
+            if walked is None or walked.digest != self._digest or walked.snapshot is None:
+                walked = await off_loop(self.world, self._walk)
+            diff = walked.diff
+            self._keep(walked)
         notes = dict(annotations or {})
         for extra in list(self.world.extras.values()):  # e.g. the lint-error count of the step
             annotate = getattr(extra, "annotate_step", None)

@@ -285,3 +285,22 @@ def own_thread_factory(factory: AgentFactory, label: str) -> AgentFactory:
         return on_own_thread(factory(ctx), label)
 
     return make
+
+
+_USER_CODE = "_toolproof_builds_user_code"
+
+
+def builds_user_code(factory: AgentFactory) -> AgentFactory:
+    """Mark a factory that runs the user's code when called (e.g. a ``python:`` factory).
+
+    The engine calls such a factory on a thread of its own, not on its event loop, so
+    that one that blocks (loading a model, ``time.sleep``) stalls only its episode.
+    Built-in factories are called in place: a thread hop costs milliseconds under load.
+    """
+    setattr(factory, _USER_CODE, True)  # a flag on a plain function
+    return factory
+
+
+def runs_user_code(factory: AgentFactory) -> bool:
+    """True for a factory marked by :func:`builds_user_code`."""
+    return getattr(factory, _USER_CODE, False) is True

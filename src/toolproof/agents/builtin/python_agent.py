@@ -18,7 +18,7 @@ from typing import Any
 from toolproof.spec import Problem, SpecError
 
 from ..base import Agent, AgentFactory, AgentSpec, AgentTurn, DrivenAgent, EpisodeContext, agent
-from ._own_thread import AgentCodeError, on_own_thread
+from ._own_thread import AgentCodeError, builds_user_code, on_own_thread
 
 
 def import_target(target: str, what: str) -> Any:
@@ -96,7 +96,7 @@ def build(spec: AgentSpec) -> AgentFactory:
                 )
             return on_own_thread(made, label)
 
-        return factory
+        return builds_user_code(factory)  # the engine calls it off its loop
     raise SpecError(
         [
             Problem(
