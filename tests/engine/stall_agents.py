@@ -41,3 +41,9 @@ class RunsSleep:
         return AgentTurn(
             tool_calls=[ToolCall(id="c0", name="run_command", arguments={"command": SLEEP})]
         )
+
+
+def check_blocks(ctx: Any) -> bool:
+    """A custom check (``stall_agents:check_blocks``) that blocks until released."""
+    RELEASE.wait(HOLD_S)
+    return True

@@ -122,6 +122,20 @@ def test_a_blocking_agent_factory_stalls_only_its_own_episode(stall: Any, tmp_pa
     assert all(r.score.passed for r in records.values()), records
 
 
+def test_a_blocking_custom_check_stalls_only_its_own_episode(stall: Any, tmp_path: Path) -> None:
+    # Records only (no workspace): the check is the user's code, so it runs on a thread too.
+    tasks = [make_task(id=name) for name in ["one", "two", "three", "four"]]
+    held = make_task(id="held")
+    held["success"] = [
+        {"kind": "output", "number": 7},
+        {"kind": "custom", "function": "stall_agents:check_blocks"},
+    ]
+    suite = write_suite(tmp_path / "suite", [*tasks, held])
+    config = RunConfig(suite=str(suite), agent="oracle")
+    records = _run(config, tmp_path / "run", stall.RELEASE, others=4)
+    assert all(r.score.passed for r in records.values()), records
+
+
 def _running(marker: str) -> list[int]:
     """Pids whose command line holds ``marker``."""
     found = []

@@ -251,7 +251,9 @@ async def run_episode(
     )
     try:  # one hop: deleting a big workspace takes a while too
         score = await off_loop(
-            world, lambda: _score(instance, trajectory, initial, world, own_world)
+            world,
+            lambda: _score(instance, trajectory, initial, world, own_world),
+            always=any(spec.kind == "custom" for spec in instance.task.success),  # user code
         )
     except asyncio.CancelledError:
         stop_commands(world)  # e.g. a check's command

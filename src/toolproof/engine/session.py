@@ -28,14 +28,15 @@ from toolproof.worlds import BlobStore, World, WorldSnapshot
 T = TypeVar("T")
 
 
-async def off_loop(world: World, fn: Callable[[], T]) -> T:
+async def off_loop(world: World, fn: Callable[[], T], *, always: bool = False) -> T:
     """Run ``fn`` (work that walks ``world``'s workspace) on a thread; inline without one.
 
     Args:
         world: The world the work reads; its workspace decides where the work runs.
         fn: The work (a digest, snapshot, diff, scoring).
+        always: On a thread even for a records-only world (e.g. a user's custom check).
     """
-    if world.workspace is None:
+    if world.workspace is None and not always:
         return fn()
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_world_threads(), fn)
