@@ -175,14 +175,18 @@ async def run_episode(
     try:
         tools = resolve_tools(instance.task)
         sandbox = effective_sandbox(options.sandbox_backend, options.sandbox, instance.task.sandbox)
-        sandbox = prepare_episode(  # a task's pinned tools (toolenv): checked, then mounted
-            world.extras,
-            sandbox,
-            base=options.fixtures_base,
-            suite=instance.suite,
-            cache_root=options.env_cache,
-            allow_drift=options.allow_drift,
-        )
+        if sandbox.toolenv is not None:  # a task's pinned tools: checked, then mounted
+            settings = sandbox
+            sandbox = await asyncio.to_thread(  # the check runs the tools' programs
+                lambda: prepare_episode(
+                    world.extras,
+                    settings,
+                    base=options.fixtures_base,
+                    suite=instance.suite,
+                    cache_root=options.env_cache,
+                    allow_drift=options.allow_drift,
+                )
+            )
         ctx = ToolContext(world=world, instance=instance, scratch={SETTINGS_KEY: sandbox})
         policy = TaskPolicy.build(options.policy, instance.task.policy, ctx=ctx)
         gateway = ToolGateway(
