@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from toolproof.engine import RunConfig, Runner
+from toolproof.engine import EpisodeOptions, RunConfig, Runner, run_episode
 from toolproof.results import EpisodeRecord, RunReader
 from toolproof.sandbox import get_backend
+from toolproof.spec import load_suite, render
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 from toolproof_helpers import FIXTURES, make_task, write_suite
 
@@ -191,3 +192,44 @@ def test_a_stop_request_kills_a_running_command_at_once(
     assert time.monotonic() - stopped_at[0] < 10.0
     assert runner.stopped
     assert not _running(stall.SLEEP)
+
+
+def test_cancelling_an_episode_on_a_given_world_kills_its_command(
+    stall: Any, tmp_path: Path
+) -> None:
+    # A replay runs on a world its caller owns and closes: the command must still die
+    # when the episode is cancelled, and the world stay for the caller.
+    suite = load_suite(str(FIXTURES / "sandbox-suite"))
+    instance = render(
+        suite.task("shell-make-file"),
+        suite=suite.name,
+        suite_seed=1,
+        epoch=0,
+        limits=suite.config.limits,
+        system_prompt=suite.config.system_prompt,
+    )
+    options = EpisodeOptions(
+        agent_label="sleeper", sandbox=suite.config.sandbox, sandbox_backend="process"
+    )
+    world = World(instance.task.world, tmp_root=tmp_path)
+    stopped_at: list[float] = []
+
+    async def main() -> None:
+        episode = asyncio.create_task(run_episode(instance, stall.RunsSleep, options, world=world))
+        for _ in range(600):  # until the command runs (at most 30 s)
+            if _running(stall.SLEEP) or episode.done():
+                break
+            await asyncio.sleep(0.05)
+        assert _running(stall.SLEEP), "the command never started"
+        stopped_at.append(time.monotonic())
+        episode.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await episode
+
+    try:
+        asyncio.run(main())
+        assert time.monotonic() - stopped_at[0] < 10.0
+        assert not _running(stall.SLEEP)
+        assert world.workspace is not None and world.workspace.root.is_dir()
+    finally:
+        world.close()
