@@ -14,6 +14,7 @@ import asyncio
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,8 +39,17 @@ async def off_loop(world: World, fn: Callable[[], T], *, always: bool = False) -
     """
     if world.workspace is None and not always:
         return fn()
+    with _executor_lock:
+        lock = _world_locks.setdefault(world, threading.Lock())
+
+    def one_at_a_time() -> T:
+        # A walk whose wait was cancelled (a time limit) may still run: the next one waits
+        # for it, so that two never walk one workspace (and its scan cache) at once.
+        with lock:
+            return fn()
+
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_world_threads(), fn)
+    return await loop.run_in_executor(_world_threads(), one_at_a_time)
 
 
 _WORLD_THREADS = 32
@@ -47,6 +57,7 @@ _WORLD_THREADS = 32
 leave the rest for the others, whatever the number of cores."""
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+_world_locks: weakref.WeakKeyDictionary[World, threading.Lock] = weakref.WeakKeyDictionary()
 
 
 def _world_threads() -> ThreadPoolExecutor:
