@@ -87,6 +87,21 @@ async def test_the_command_gets_the_task_and_the_endpoint(tmp_path: Path) -> Non
     assert not record.score.passed  # it answered without doing the task
 
 
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        'mkfifo "$TOOLPROOF_USAGE_FILE"',  # reading it would block the harness's loop
+        'ln -s /dev/zero "$TOOLPROOF_USAGE_FILE"',  # endless
+        'head -c 10000000 /dev/zero > "$TOOLPROOF_USAGE_FILE"',  # big and not JSON
+    ],
+)
+async def test_a_hostile_usage_file_is_ignored_without_blocking(hostile: str) -> None:
+    record = await asyncio.wait_for(run_task(f"cmd:{hostile}; echo done", {}), 60)
+    assert record.trajectory.termination is Termination.COMPLETED, record.trajectory.error
+    assert record.trajectory.final_answer == "done"
+    assert record.trajectory.usage() == Usage()
+
+
 async def test_prompt_on_stdin() -> None:
     record = await run_task("cmd:cat", {"prompt_stdin": True})
     assert record.trajectory.final_answer == (record.trajectory.prompt[1].content or "").strip()

@@ -35,7 +35,6 @@ from toolproof.agents import (
     DrivenAgent,
     Observation,
     agent_session,
-    make_agent,
 )
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
@@ -48,7 +47,8 @@ from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
-from .session import DrivenSession, Recorder
+from .building import BuildTimeout, build_agent_for, stop_commands
+from .session import DrivenSession, Recorder, off_loop
 
 
 @dataclass
@@ -175,14 +175,18 @@ async def run_episode(
     try:
         tools = resolve_tools(instance.task)
         sandbox = effective_sandbox(options.sandbox_backend, options.sandbox, instance.task.sandbox)
-        sandbox = prepare_episode(  # a task's pinned tools (toolenv): checked, then mounted
-            world.extras,
-            sandbox,
-            base=options.fixtures_base,
-            suite=instance.suite,
-            cache_root=options.env_cache,
-            allow_drift=options.allow_drift,
-        )
+        if sandbox.toolenv is not None:  # a task's pinned tools: checked, then mounted
+            settings = sandbox
+            sandbox = await asyncio.to_thread(  # the check runs the tools' programs
+                lambda: prepare_episode(
+                    world.extras,
+                    settings,
+                    base=options.fixtures_base,
+                    suite=instance.suite,
+                    cache_root=options.env_cache,
+                    allow_drift=options.allow_drift,
+                )
+            )
         ctx = ToolContext(world=world, instance=instance, scratch={SETTINGS_KEY: sandbox})
         policy = TaskPolicy.build(options.policy, instance.task.policy, ctx=ctx)
         gateway = ToolGateway(
@@ -194,25 +198,31 @@ async def run_episode(
             pool=options.tool_slots,
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
-        initial = recorder.start()
+        initial = await recorder.start()
         if continuation is not None:
             initial = continuation.initial
             recorder.steps.extend(continuation.history)
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
-        agent = make_agent(factory, instance, gateway.schemas)  # the key: built-ins only
-        try:
-            if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
-                termination, answer, error = await _drive(
-                    agent, recorder, gateway, instance, prompt
-                )
-            else:
-                termination, answer, error = await _loop(
-                    agent, recorder, gateway, instance, prompt, t0, options.model_slots
-                )
-        finally:
-            await _close_agent(agent)
+        try:  # the user's factory on a thread: one that blocks stalls only this episode
+            agent = await build_agent_for(  # the key: built-ins only
+                factory, instance, gateway.schemas, limits.step_timeout_s
+            )
+        except BuildTimeout as exc:
+            termination, error = Termination.TIMEOUT, str(exc)
+        else:
+            try:
+                if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+                    termination, answer, error = await _drive(
+                        agent, recorder, gateway, instance, prompt
+                    )
+                else:
+                    termination, answer, error = await _loop(
+                        agent, recorder, gateway, instance, prompt, t0, options.model_slots
+                    )
+            finally:
+                await _close_agent(agent)
         stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
         if stop is not None and termination is not Termination.INFRA_ERROR:
             termination, answer, error = stop[0], None, stop[1]
@@ -221,6 +231,7 @@ async def run_episode(
     except Exception as exc:  # a harness failure outside the agent's turn
         termination, error = Termination.INFRA_ERROR, _error_text(exc)
     except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
+        stop_commands(world)  # a sandboxed command on a tool thread is killed now
         if own_world:
             world.close()
         raise
@@ -240,24 +251,54 @@ async def run_episode(
         duration_s=time.perf_counter() - t0,
         parent=continuation.parent if continuation is not None else None,
     )
+    try:  # one hop: deleting a big workspace takes a while too
+        score = await off_loop(
+            world,
+            lambda: _score(instance, trajectory, initial, world, own_world, options.fixtures_base),
+            always=any(spec.kind == "custom" for spec in instance.task.success),  # user code
+        )
+    except asyncio.CancelledError:
+        stop_commands(world)  # e.g. a check's command
+        if own_world:  # the scoring thread may be closing it at the same time
+            with contextlib.suppress(Exception):
+                world.close()
+        raise
+    except BaseException:
+        if own_world:
+            world.close()
+        raise
+    return trajectory, score
+
+
+def _score(
+    instance: TaskInstance,
+    trajectory: Trajectory,
+    initial: WorldSnapshot | None,
+    world: World,
+    close: bool,
+    task_dir: Path | None,
+) -> Score:
+    """Snapshot the final state, score the episode, close the world if ``close``.
+
+    Runs on a thread for a workspace world (the checks may walk or read it).
+    """
     try:
         if initial is None:
             initial = world.snapshot()
         final = world.snapshot()
-        score = score_episode(
+        return score_episode(
             ScoringContext(
                 instance=instance,
                 trajectory=trajectory,
                 initial=initial,
                 final=final,
                 world=world,
-                task_dir=options.fixtures_base,
+                task_dir=task_dir,
             )
         )
     finally:
-        if own_world:
+        if close:
             world.close()
-    return trajectory, score
 
 
 async def _loop(
@@ -303,7 +344,7 @@ async def _loop(
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
-            recorder.record(
+            await recorder.record(
                 message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage, annotations=notes
             )
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
@@ -313,7 +354,7 @@ async def _loop(
             t0 += recorder.last_queue_s
             notes = {**(notes or {}), "tool_queue_s": round(recorder.last_queue_s, 6)}
         message = Message(role="assistant", content=turn.content, tool_calls=calls)
-        recorder.record(
+        await recorder.record(
             message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage, annotations=notes
         )
         messages.append(message)
@@ -379,7 +420,7 @@ async def _drive(
         answer = checked_turn(AgentTurn(content=str.__str__(answer)), "run()").content or ""
     except AgentFault as exc:
         return Termination.AGENT_ERROR, None, str(exc)
-    recorder.record(
+    await recorder.record(
         Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0
     )
     if recorder.loop_detected:

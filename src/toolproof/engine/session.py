@@ -1,19 +1,81 @@
-"""The recorder shared by both ways of driving an agent: steps, loop guard, snapshots."""
+"""The recorder shared by both ways of driving an agent: steps, loop guard, snapshots.
+
+Digests, snapshots and diffs of a world with a workspace walk its files, which an
+agent can make slow (hundreds of thousands of entries, big files to hash): they run
+on a thread (:func:`off_loop`), so that other episodes go on meanwhile. The world
+cannot change while they run: a harness-driven agent's next turn waits for the step
+to be recorded, and a driven agent's calls run one at a time. A records-only world
+is digested in place: its digest is cached, and a thread hop would cost more.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
+import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from toolproof.agents.limits import MAX_NAME_CHARS, AgentFault, plain_arguments
 from toolproof.spec import TaskInstance
 from toolproof.tools import ToolGateway
 from toolproof.trajectory import Message, StateDiff, Step, ToolCall, ToolResult, ToolSchema, Usage
 from toolproof.worlds import BlobStore, World, WorldSnapshot
+
+T = TypeVar("T")
+
+
+async def off_loop(world: World, fn: Callable[[], T], *, always: bool = False) -> T:
+    """Run ``fn`` (work that walks ``world``'s workspace) on a thread; inline without one.
+
+    Args:
+        world: The world the work reads; its workspace decides where the work runs.
+        fn: The work (a digest, snapshot, diff, scoring).
+        always: On a thread even for a records-only world (e.g. a user's custom check).
+    """
+    if world.workspace is None and not always:
+        return fn()
+    with _executor_lock:
+        lock = _world_locks.setdefault(world, threading.Lock())
+
+    def one_at_a_time() -> T:
+        # A walk whose wait was cancelled (a time limit) may still run: the next one waits
+        # for it, so that two never walk one workspace (and its scan cache) at once.
+        with lock:
+            return fn()
+
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_world_threads(), one_at_a_time)
+
+
+_WORLD_THREADS = 32
+"""Threads for world work, shared by a process's episodes: a few slow (hostile) workspaces
+leave the rest for the others, whatever the number of cores."""
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+_world_locks: weakref.WeakKeyDictionary[World, threading.Lock] = weakref.WeakKeyDictionary()
+
+
+def _world_threads() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:  # made at first use: nothing happens at import
+        if _executor is None:
+            _executor = ThreadPoolExecutor(_WORLD_THREADS, thread_name_prefix="toolproof-world")
+        return _executor
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """One walk of the world: its digest and, when it changed, the new snapshot."""
+
+    digest: str
+    snapshot: WorldSnapshot | None = None
+    ref: str | None = None
+    diff: StateDiff | None = None
 
 
 @dataclass
@@ -29,19 +91,44 @@ class Recorder:
     _seen: dict[tuple[str, str, str], int] = field(default_factory=dict)
     _digest: str = ""
     _snapshot: WorldSnapshot | None = None
+    _snapshot_digest: str = ""
     _snapshot_ref: str | None = None
     _pending_usage: Usage | None = None
     _call_ids: set[str] = field(default_factory=set)
     last_queue_s: float = 0.0
     """Seconds the calls of the last :meth:`execute` waited for a worker thread."""
 
-    def start(self) -> WorldSnapshot:
-        """Take the initial snapshot; return it for scoring."""
-        self._snapshot = self.world.snapshot(self.blobs)
-        self._digest = self._snapshot.digest()
+    _walked: _Walk | None = None
+    """The walk :meth:`execute` made of a workspace world, for :meth:`record` to use."""
+
+    async def start(self) -> WorldSnapshot:
+        """Take the initial snapshot (off the loop); return it for scoring."""
+        walk = await off_loop(self.world, self._walk)
+        assert walk.snapshot is not None  # the first snapshot always differs from none
+        self._keep(walk)
+        return walk.snapshot
+
+    def _walk(self) -> _Walk:
+        """Walk the world; with a change since the last snapshot, store it and diff it.
+
+        Runs on a thread for a workspace world: the world does not change meanwhile.
+        """
+        snap = self.world.snapshot(self.blobs)
+        digest = snap.digest()
+        if self._snapshot is not None and digest == self._snapshot_digest:
+            return _Walk(digest)
+        ref = None
         if self.blobs is not None:
-            self._snapshot_ref = self.blobs.put_bytes(self._snapshot.model_dump_json().encode())
-        return self._snapshot
+            ref = self.blobs.put_bytes(snap.model_dump_json().encode())
+        diff = World.diff(self._snapshot, snap) if self._snapshot is not None else None
+        return _Walk(digest, snap, ref, diff)
+
+    def _keep(self, walk: _Walk) -> None:
+        self._digest = walk.digest
+        if walk.snapshot is not None:
+            self._snapshot, self._snapshot_digest = walk.snapshot, walk.digest
+            if walk.ref is not None:
+                self._snapshot_ref = walk.ref
 
     @property
     def initial_ref(self) -> str | None:
@@ -70,7 +157,7 @@ class Recorder:
         results: list[ToolResult] = []
         started = time.perf_counter()
         queued = self.gateway.queue_s
-        for call in calls:
+        for n, call in enumerate(calls):
             args = json.dumps(call.arguments, sort_keys=True, default=str)
             key = (
                 call.name,
@@ -83,17 +170,18 @@ class Recorder:
                     f"{call.name}({args[:80]}) repeated {self._seen[key]} times on the same state"
                 )
             results.append(await self.gateway.call(call))
-            if self.gateway.kind(call.name) == "write":
-                self._digest = self.world.digest()
-        if (
-            any(self.gateway.kind(c.name) == "write" for c in calls)
-            or self.world.workspace is not None
-        ):
-            self._digest = self.world.digest()
+            if self.gateway.kind(call.name) == "write" and n < len(calls) - 1:
+                # the state the next call meets
+                self._digest = await off_loop(self.world, self.world.digest)
+        if self.world.workspace is not None:  # one walk (on a thread) gives digest and snapshot
+            self._walked = await off_loop(self.world, self._walk)
+            self._digest = self._walked.digest
+        elif any(self.gateway.kind(c.name) == "write" for c in calls):
+            self._digest = self.world.digest()  # records only: cached, in place
         self.last_queue_s = self.gateway.queue_s - queued
         return calls, results, time.perf_counter() - started - self.last_queue_s
 
-    def record(
+    async def record(
         self,
         message: Message,
         results: list[ToolResult],
@@ -104,19 +192,22 @@ class Recorder:
         observations: list[Message] | None = None,
         annotations: dict[str, Any] | None = None,
     ) -> Step:
-        """Append a step, with the state digest and (when the state changed) a diff and snapshot."""
+        """Append a step, with the state digest and (when the state changed) a diff and snapshot.
+
+        The snapshot and diff are made off the loop (see :func:`off_loop`).
+        """
         if self._pending_usage is not None:
             usage = self._pending_usage if usage is None else usage + self._pending_usage
             self._pending_usage = None
         diff: StateDiff | None = None
         before_ref = self._snapshot_ref
         assert self._snapshot is not None, "start() first"
-        if self._digest != self._snapshot.digest():
-            snap = self.world.snapshot(self.blobs)
-            diff = World.diff(self._snapshot, snap)
-            self._snapshot = snap
-            if self.blobs is not None:
-                self._snapshot_ref = self.blobs.put_bytes(snap.model_dump_json().encode())
+        walked, self._walked = self._walked, None
+        if self._digest != self._snapshot_digest:
+            if walked is None or walked.digest != self._digest or walked.snapshot is None:
+                walked = await off_loop(self.world, self._walk)
+            diff = walked.diff
+            self._keep(walked)
         notes = dict(annotations or {})
         for extra in list(self.world.extras.values()):  # e.g. the lint-error count of the step
             annotate = getattr(extra, "annotate_step", None)
@@ -192,7 +283,7 @@ class DrivenSession:
         waited = self.recorder.last_queue_s
         if waited and self.on_wait is not None:
             self.on_wait(waited)
-        self.recorder.record(
+        await self.recorder.record(
             Message(role="assistant", tool_calls=calls),
             results,
             agent_s=agent_s,

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, cast
 from toolproof.trajectory import ToolSchema
 
 from ..base import AgentFactory, AgentSpec, ToolSession, agent
+from ..builtin._own_thread import own_thread_factory
 from ._tools_bridge import (
     FrameworkAgent,
     arguments_of,
@@ -112,9 +113,10 @@ class AutoGenAgent(FrameworkAgent):
 @agent("autogen")
 def build(spec: AgentSpec) -> AgentFactory:
     """``autogen:module:factory``; needs ``pip install 'toolproof[autogen]'``."""
-    return build_framework(
+    made = build_framework(
         spec,
         AutoGenAgent,
         modules=("autogen_agentchat", "autogen_core"),
         extra="autogen",
     )
+    return own_thread_factory(made, spec.label)  # its code cannot block the harness

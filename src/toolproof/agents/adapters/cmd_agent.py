@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -98,15 +99,37 @@ async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
         into += chunk
 
 
+USAGE_BYTES = 64 * 1024
+"""The most of the usage file read (it holds two or three numbers)."""
+
+
 def _read_usage(path: Path) -> Usage | None:
+    """The usage the command wrote; None when there is none or it is not a small regular file.
+
+    The command controls the file: a FIFO, a link or a huge file must not block or flood
+    the harness's event loop (this runs on it), so it is opened without blocking or
+    following links, and read only when it is a regular file, up to :data:`USAGE_BYTES`.
+    """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        raw = os.read(fd, USAGE_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(raw.decode("utf-8"))
         return Usage(
             input_tokens=int(data.get("input_tokens", 0)),
             output_tokens=int(data.get("output_tokens", 0)),
             cost_usd=data.get("cost_usd"),
         )
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError):
         return None
 
 

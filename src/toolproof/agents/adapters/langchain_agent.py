@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from toolproof.trajectory import ToolSchema
 
 from ..base import AgentFactory, AgentSpec, ToolSession, agent
+from ..builtin._own_thread import own_thread_factory
 from ._tools_bridge import FrameworkAgent, build_framework, usage_of
 
 RECURSION_LIMIT = 200
@@ -129,4 +130,5 @@ class LangChainAgent(FrameworkAgent):
 @agent("langchain")
 def build(spec: AgentSpec) -> AgentFactory:
     """``langchain:module:factory``; needs ``pip install 'toolproof[langchain]'``."""
-    return build_framework(spec, LangChainAgent, modules=("langchain_core",), extra="langchain")
+    made = build_framework(spec, LangChainAgent, modules=("langchain_core",), extra="langchain")
+    return own_thread_factory(made, spec.label)  # its code cannot block the harness

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from toolproof.trajectory import ToolSchema, Usage
 
 from ..base import AgentFactory, AgentSpec, ToolSession, agent
+from ..builtin._own_thread import own_thread_factory
 from ._tools_bridge import FrameworkAgent, build_framework, open_args_model, usage_of
 
 MAX_ITERATIONS = 200
@@ -92,4 +93,5 @@ class LlamaIndexAgent(FrameworkAgent):
 @agent("llamaindex")
 def build(spec: AgentSpec) -> AgentFactory:
     """``llamaindex:module:factory``; needs ``pip install 'toolproof[llamaindex]'``."""
-    return build_framework(spec, LlamaIndexAgent, modules=("llama_index.core",), extra="llamaindex")
+    made = build_framework(spec, LlamaIndexAgent, modules=("llama_index.core",), extra="llamaindex")
+    return own_thread_factory(made, spec.label)  # its code cannot block the harness

@@ -36,7 +36,16 @@ from typing import Any, TypeVar
 
 from toolproof.trajectory import ToolResult, ToolSchema, Usage
 
-from ..base import Agent, AgentInfraError, AgentTurn, DrivenAgent, Observation, ToolSession
+from ..base import (
+    Agent,
+    AgentFactory,
+    AgentInfraError,
+    AgentTurn,
+    DrivenAgent,
+    EpisodeContext,
+    Observation,
+    ToolSession,
+)
 from ..limits import AgentFault, checked_turn, plain_arguments
 
 T = TypeVar("T")
@@ -275,3 +284,36 @@ def on_own_thread(agent: Agent | DrivenAgent, label: str) -> Agent | DrivenAgent
         return OwnThreadDrivenAgent(agent, label)
     assert isinstance(agent, Agent)
     return OwnThreadAgent(agent, label)
+
+
+def own_thread_factory(factory: AgentFactory, label: str) -> AgentFactory:
+    """A factory whose agents run on their own thread and loop (see :func:`on_own_thread`).
+
+    The framework adapters (LangChain, LlamaIndex, AutoGen) use it: the user's
+    factory and framework code then run on the agent's thread, so that a blocking
+    call in them (a synchronous model client, ``time.sleep``) stalls only its episode.
+    """
+
+    def make(ctx: EpisodeContext) -> Agent | DrivenAgent:
+        return on_own_thread(factory(ctx), label)
+
+    return make
+
+
+_USER_CODE = "_toolproof_builds_user_code"
+
+
+def builds_user_code(factory: AgentFactory) -> AgentFactory:
+    """Mark a factory that runs the user's code when called (e.g. a ``python:`` factory).
+
+    The engine calls such a factory on a thread of its own, not on its event loop, so
+    that one that blocks (loading a model, ``time.sleep``) stalls only its episode.
+    Built-in factories are called in place: a thread hop costs milliseconds under load.
+    """
+    setattr(factory, _USER_CODE, True)  # a flag on a plain function
+    return factory
+
+
+def runs_user_code(factory: AgentFactory) -> bool:
+    """True for a factory marked by :func:`builds_user_code`."""
+    return getattr(factory, _USER_CODE, False) is True

@@ -27,7 +27,7 @@ from ..base import (
     KeyedFactory,
     agent,
 )
-from ._own_thread import AgentCodeError, on_own_thread
+from ._own_thread import AgentCodeError, builds_user_code, on_own_thread
 
 
 def import_target(target: str, what: str) -> Any:
@@ -121,7 +121,7 @@ def build(spec: AgentSpec) -> AgentFactory:
                 )
             return on_own_thread(made, label)
 
-        return factory
+        return builds_user_code(factory)  # the engine calls it off its loop
     raise SpecError(
         [
             Problem(
