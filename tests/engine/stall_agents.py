@@ -9,7 +9,6 @@ import threading
 from typing import Any
 
 from toolproof.agents import AgentTurn, EpisodeContext, Observation
-from toolproof.agents.builtin.oracle import OracleAgent
 from toolproof.trajectory import ToolCall
 
 RELEASE = threading.Event()
@@ -21,11 +20,25 @@ SLEEP = "sleep 59.25"
 """The command :class:`RunsSleep` runs: a distinct argv, to find the process in /proc."""
 
 
+class LooksUpStock:
+    """Looks up product A with ``get_stock`` and answers with what it read (the test tasks)."""
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        self.asked = False
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        if not self.asked:
+            self.asked = True
+            call = ToolCall(id="c0", name="get_stock", arguments={"product_id": "A"})
+            return AgentTurn(tool_calls=[call])
+        return AgentTurn(content=f"There are {observation.messages[-1].content} units.")
+
+
 def factory_blocks(ctx: EpisodeContext) -> Any:
     """A factory that blocks its thread (like a slow model load) on the target task."""
-    if ctx.instance.task.id == TARGET:
+    if ctx.task_id == TARGET:
         RELEASE.wait(HOLD_S)
-    return OracleAgent(ctx)
+    return LooksUpStock(ctx)
 
 
 class RunsSleep:
