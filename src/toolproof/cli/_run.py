@@ -115,6 +115,19 @@ from ._common import default_run_dir, load_plugins, parse_agent_args, provider_o
     envvar="TOOLPROOF_ENV_CACHE",
     help="Cache of pinned tool environments (default ~/.cache/toolproof/envs).",
 )
+@click.option(
+    "--live",
+    type=click.Choice(["replay", "record"]),
+    default="replay",
+    show_default=True,
+    help="Live tasks: replay cassettes (offline), or record the real services into the run.",
+)
+@click.option(
+    "--cassettes",
+    type=click.Path(path_type=Path, exists=True),
+    multiple=True,
+    help="Cassette file or directory to replay (default: the suite's shipped cassettes).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or task table.")
 @click.pass_context
 def run(
@@ -139,6 +152,8 @@ def run(
     sandbox: str | None,
     allow_drift: bool,
     env_cache: Path | None,
+    live: str,
+    cassettes: tuple[Path, ...],
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -148,6 +163,7 @@ def run(
       toolproof run core --agent oracle
       toolproof run core --agent random --epochs 3 --seed 7
       toolproof run --resume runs/core-oracle-20261130-101500
+      toolproof run live --agent oracle --live record
     """
     from rich.console import Console
 
@@ -213,6 +229,9 @@ def run(
     config = RunConfig.model_validate(fields)
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
+    live_run = _open_live(loaded, config, run_dir, live, list(cassettes), executor)
+    if live_run is not None:
+        config = config.model_copy(update={"live": live_run.info})
 
     console = Console(stderr=True, quiet=quiet)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -272,10 +291,49 @@ def run(
             progress.update(bar, advance=1, passed=counter["passed"])
 
         runner.on_episode = on_episode
-        asyncio.run(runner.run())
+        from contextlib import nullcontext
+
+        from toolproof.tools.toolkits.live import use_egress
+
+        try:
+            route = use_egress(live_run.proxy.url, live_run.proxy.token) if live_run else None
+            with route or nullcontext():
+                asyncio.run(runner.run())
+        finally:
+            if live_run is not None:
+                live_run.close()
     if not quiet:
         print_summary(run_dir, Console())
     click.echo(f"results: {run_dir}")
+
+
+def _open_live(
+    suite: Suite, config: RunConfig, run_dir: Path, mode: str, cassettes: list[Path], executor: str
+) -> Any:
+    """Start the egress proxy when the run has live tasks (secrets from this environment).
+
+    Raises:
+        click.UsageError: the proxy cannot start (no cassettes, a secret unset, ray).
+    """
+    import os
+
+    from toolproof.live import LiveError, live_tasks, open_live
+
+    if not live_tasks(suite, config.select(suite)):
+        return None
+    if executor != "local":
+        raise click.UsageError("live tasks run on the local executor only (their proxy is local)")
+    try:
+        return open_live(
+            suite,
+            config.select(suite),
+            mode="record" if mode == "record" else "replay",
+            run_dir=run_dir,
+            environ=os.environ,
+            cassettes=cassettes,
+        )
+    except LiveError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _host_backend(suite: Suite) -> str | None:
