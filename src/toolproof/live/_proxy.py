@@ -122,7 +122,7 @@ class EgressProxy:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="toolproof-egress", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="toolproof-egress", daemon=True
         )
         self._thread.start()
         return self
