@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import HOST, SECRET, Upstream
 
 from toolproof.live import Cassette, EgressProxy, TaskAccess
 from toolproof.spec import WorldSpec
@@ -18,6 +17,8 @@ from toolproof.spec.live import LiveSpec
 from toolproof.tools import ToolContext, ToolError
 from toolproof.tools.toolkits.live import LiveInfraError, http_get, http_send, use_egress
 from toolproof.worlds import World
+
+from .upstream import HOST, SECRET, Upstream
 
 SPEC = LiveSpec(
     hosts=[HOST],
@@ -39,9 +40,12 @@ def context(task_id: str = "t1", key: str = "t1/0") -> ToolContext:
 def proxy(upstream: Upstream, tmp_path: Path) -> Iterator[EgressProxy]:
     """A recording proxy for task t1 (secret TEST_KEY), its host mapped to the upstream."""
     access = {"t1": TaskAccess(SPEC, {"TEST_KEY": SECRET})}
-    with EgressProxy(
-        access, mode="record", record_to=tmp_path / "c.yaml", resolver=upstream.resolver
-    ) as started, use_egress(started.url, started.token):
+    with (
+        EgressProxy(
+            access, mode="record", record_to=tmp_path / "c.yaml", resolver=upstream.resolver
+        ) as started,
+        use_egress(started.url, started.token),
+    ):
         yield started
 
 
@@ -77,7 +81,7 @@ def test_off_list_hosts_are_refused_and_never_reached(
 
 
 def test_another_method_is_refused(proxy: EgressProxy, upstream: Upstream) -> None:
-    with pytest.raises(ToolError, match="HTTP 405 refused.*method POST is not allowed"):
+    with pytest.raises(ToolError, match=r"HTTP 405 refused.*method POST is not allowed"):
         http_send(context(), "POST", f"http://{HOST}/data", body={"a": 1})
     assert upstream.hits == []
 
@@ -85,7 +89,7 @@ def test_another_method_is_refused(proxy: EgressProxy, upstream: Upstream) -> No
 def test_a_redirect_off_the_list_is_refused_and_one_on_it_followed(
     proxy: EgressProxy, upstream: Upstream
 ) -> None:
-    with pytest.raises(ToolError, match="'evil.example.net' is not on"):
+    with pytest.raises(ToolError, match=r"'evil.example.net' is not on"):
         http_get(context(), f"http://{HOST}/to-evil")
     result = http_get(context(), f"http://{HOST}/to-data")
     assert (result["url"], body(result)["value"]) == (f"http://{HOST}/data", "blue")
@@ -95,17 +99,19 @@ def test_a_redirect_off_the_list_is_refused_and_one_on_it_followed(
 def test_oversize_bodies_are_refused_both_ways(proxy: EgressProxy) -> None:
     open_spec = SPEC.model_copy(update={"methods": ["GET", "POST"]})
     proxy.access["t1"] = TaskAccess(open_spec, {"TEST_KEY": SECRET})
-    with pytest.raises(ToolError, match="HTTP 413 refused.*over the limit of 100"):
+    with pytest.raises(ToolError, match=r"HTTP 413 refused.*over the limit of 100"):
         http_send(context(), "POST", f"http://{HOST}/data", body="y" * 500)
     with pytest.raises(ToolError, match="response is over the limit of 2000 bytes"):
         http_get(context(), f"http://{HOST}/big")
 
 
 def test_the_rate_limit_counts_per_episode(proxy: EgressProxy) -> None:
-    proxy.access["t1"] = TaskAccess(SPEC.model_copy(update={"max_requests": 2}), {"TEST_KEY": SECRET})
+    proxy.access["t1"] = TaskAccess(
+        SPEC.model_copy(update={"max_requests": 2}), {"TEST_KEY": SECRET}
+    )
     http_get(context(key="t1/0"), f"http://{HOST}/data")
     http_get(context(key="t1/0"), f"http://{HOST}/data")
-    with pytest.raises(ToolError, match="HTTP 429 refused.*2 per episode"):
+    with pytest.raises(ToolError, match=r"HTTP 429 refused.*2 per episode"):
         http_get(context(key="t1/0"), f"http://{HOST}/data")
     assert http_get(context(key="t1/1"), f"http://{HOST}/data")["status"] == 200
     proxy.access["t1"] = TaskAccess(
@@ -134,8 +140,9 @@ def test_a_secret_in_the_query_is_injected_and_dropped_from_the_key(
 ) -> None:
     spec = LiveSpec(hosts=[HOST], secrets=[{"env": "K", "host": HOST, "query": "key"}])
     access = {"t1": TaskAccess(spec, {"K": SECRET})}
-    with EgressProxy(access, mode="record", resolver=upstream.resolver) as started, use_egress(
-        started.url, started.token
+    with (
+        EgressProxy(access, mode="record", resolver=upstream.resolver) as started,
+        use_egress(started.url, started.token),
     ):
         got = http_get(context(), f"http://{HOST}/needs-key?key=guess")
     assert body(got)["auth_ok"] is True
@@ -163,9 +170,13 @@ def test_the_proxy_answers_only_its_own_tools(proxy: EgressProxy) -> None:
 
 
 def test_a_replay_miss_is_an_infra_error_naming_the_request(upstream: Upstream) -> None:
-    with EgressProxy({"t1": TaskAccess(SPEC, {})}, mode="replay", cassette=Cassette()) as started:
-        with use_egress(started.url, started.token), pytest.raises(LiveInfraError) as info:
-            http_get(context(), f"http://{HOST}/data?b=2&a=1")
+    proxy = EgressProxy({"t1": TaskAccess(SPEC, {})}, mode="replay", cassette=Cassette())
+    with (
+        proxy as started,
+        use_egress(started.url, started.token),
+        pytest.raises(LiveInfraError) as info,
+    ):
+        http_get(context(), f"http://{HOST}/data?b=2&a=1")
     assert f"replay miss: GET http://{HOST}/data?a=1&b=2" in str(info.value)
     assert "--live record" in str(info.value)
     assert upstream.hits == []
