@@ -169,6 +169,30 @@ def test_the_proxy_answers_only_its_own_tools(proxy: EgressProxy) -> None:
         http_get(context(task_id="other"), f"http://{HOST}/data")
 
 
+@pytest.mark.parametrize(
+    ("method", "target", "length", "status"),
+    [
+        ("CONNECT", f"{HOST}:443", "0", 501),
+        ("GET", "/data", "0", 403),
+        ("POST", f"http://{HOST}/data", "-5", 413),
+        ("POST", f"http://{HOST}/data", "ten", 413),
+        ("POST", f"http://{HOST}/data", str(10**12), 413),
+    ],
+)
+def test_raw_hostile_requests_to_the_proxy_are_refused(
+    proxy: EgressProxy, upstream: Upstream, method: str, target: str, length: str, status: int
+) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", int(proxy.url.rsplit(":", 1)[1]), timeout=30)
+    conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+    conn.putheader("X-Toolproof-Token", proxy.token)
+    conn.putheader("X-Toolproof-Task", "t1")
+    conn.putheader("Content-Length", length)
+    conn.endheaders()
+    assert conn.getresponse().status == status
+    conn.close()
+    assert upstream.hits == []
+
+
 def test_a_replay_miss_is_an_infra_error_naming_the_request(upstream: Upstream) -> None:
     proxy = EgressProxy({"t1": TaskAccess(SPEC, {})}, mode="replay", cassette=Cassette())
     with (
