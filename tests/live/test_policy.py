@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -84,3 +85,15 @@ def test_normalised_urls_match_whatever_the_spelling_and_drop_secret_params() ->
     b = normalise_url("https://api.example.org/v1?a=1&b=2")
     assert a == b == "https://api.example.org/v1?a=1&b=2"
     assert normalise_url("http://x.org?key=s3cret&a=1", frozenset({"key"})) == "http://x.org/?a=1"
+
+
+def test_a_bad_live_block_in_suite_yaml_names_the_file_and_field(tmp_path: Path) -> None:
+    from toolproof.spec import SpecError, load_suite
+    from toolproof_helpers import make_task, write_suite
+
+    root = write_suite(tmp_path / "s", [make_task()], live={"hosts": ["127.0.0.1"]})
+    with pytest.raises(SpecError) as info:
+        load_suite(root)
+    text = str(info.value)
+    assert "suite.yaml" in text and "live.hosts" in text and "'127.0.0.1'" in text
+    assert "Traceback" not in text

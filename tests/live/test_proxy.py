@@ -69,6 +69,7 @@ def test_an_allowed_get_reaches_the_service(proxy: EgressProxy, upstream: Upstre
         f"http://{HOST}@127.0.0.1/data",
         "http://2130706433/data",
         f"http://{HOST}:8080/data",
+        f"http://{HOST}\\@127.0.0.1/data",
     ],
 )
 def test_off_list_hosts_are_refused_and_never_reached(
@@ -101,6 +102,10 @@ def test_oversize_bodies_are_refused_both_ways(proxy: EgressProxy) -> None:
     proxy.access["t1"] = TaskAccess(open_spec, {"TEST_KEY": SECRET})
     with pytest.raises(ToolError, match=r"HTTP 413 refused.*over the limit of 100"):
         http_send(context(), "POST", f"http://{HOST}/data", body="y" * 500)
+    with pytest.raises(ToolError, match=r"HTTP 413 refused.*over the limit of 100"):
+        http_send(context(), "POST", f"http://{HOST}/data", body="z" * 3_000_000)
+    with pytest.raises(ToolError, match="at most 16777216 can be sent"):
+        http_send(context(), "POST", f"http://{HOST}/data", body="z" * 17_000_000)
     with pytest.raises(ToolError, match="response is over the limit of 2000 bytes"):
         http_get(context(), f"http://{HOST}/big")
 
@@ -158,6 +163,8 @@ def test_agents_cannot_set_harness_headers(proxy: EgressProxy) -> None:
         http_send(context(), "GET", f"http://{HOST}/data", headers={"X-A": "1\r\nX-B: 2"})
     with pytest.raises(ToolError, match="absolute http"):
         http_get(context(), f"http://{HOST}/data\r\nHost: evil")
+    with pytest.raises(ToolError, match="invalid request"):
+        http_get(context(), f"http://{HOST}/dätä")
 
 
 def test_the_proxy_answers_only_its_own_tools(proxy: EgressProxy) -> None:

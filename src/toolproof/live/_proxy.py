@@ -53,6 +53,8 @@ _HOP = {
     "host",
     "content-length",
 }
+MAX_BODY = 16 * 1024 * 1024
+"""Largest request body the proxy reads at all (the per-task limit is checked after)."""
 _KEEP_RESPONSE = ("content-type", "location", "retry-after", "etag", "last-modified")
 
 
@@ -291,10 +293,9 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(headers.get("content-length", "0") or 0)
         except ValueError:
             length = -1
-        limit = max((a.spec.max_request_bytes for a in self.proxy.access.values()), default=0)
-        if length < 0 or length > limit:
+        if length < 0 or length > MAX_BODY:  # read no further: the task's limit is lower
             status, out, body = _answer(
-                413, "refused", f"request body of {length} bytes is over the limit of {limit}"
+                413, "refused", f"request body of {length} bytes is over the limit of {MAX_BODY}"
             )
             self.close_connection = True
         else:

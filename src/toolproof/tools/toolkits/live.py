@@ -29,6 +29,8 @@ from toolproof.trajectory import ToolKind
 from ..base import ToolContext, ToolError, tool
 
 MAX_REDIRECTS = 5
+MAX_BODY = 16 * 1024 * 1024
+"""Largest request body the tool sends (the proxy's hard cap; tasks allow less)."""
 _TIMEOUT_S = 60.0
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _FORBIDDEN_HEADERS = ("host", "content-length", "connection", "transfer-encoding", "proxy-")
@@ -180,6 +182,8 @@ def http_send(
     data = b""
     if body is not None:
         data = json.dumps(body).encode()
+        if len(data) > MAX_BODY:
+            raise ToolError(f"the body is {len(data)} bytes; at most {MAX_BODY} can be sent")
         extra["Content-Type"] = "application/json"
     return _call(ctx, method, _check_url(url), data, extra)
 
