@@ -173,3 +173,15 @@ def test_a_replay_without_cassettes_names_the_fix(suite_path: Path, tmp_path: Pa
     bad.write_text("toolproof_cassette: 1\nexchanges: [{request: {url: x}}]\n", encoding="utf-8")
     with pytest.raises(LiveError, match=r"exchanges\[0\]: needs request.method"):
         open_live(suite, ["plain"], mode="replay", run_dir=tmp_path, environ={}, cassettes=[bad])
+
+
+def test_the_cli_refuses_to_record_without_the_secret_naming_only_the_variable(
+    suite_path: Path, tmp_path: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TEST_KEY", raising=False)
+    result = invoke(
+        "run", suite_path, "--agent", "oracle", "--live", "record", "-o", tmp_path / "r"
+    )
+    assert result.code == 2
+    assert "export TEST_KEY=" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "r").exists()
