@@ -64,6 +64,7 @@ def run(suite_path: Path, run_dir: Path, mode: str, **live: Any) -> list[Episode
     environ = live.pop("environ", {})
     started = open_live(suite, ids, mode=mode, run_dir=run_dir, environ=environ, **live)  # type: ignore[arg-type]
     assert started is not None
+    started.start()
     config = RunConfig(suite=str(suite_path), agent="oracle", live=started.info, retries=0)
     try:
         with use_egress(started.proxy.url, started.proxy.token):

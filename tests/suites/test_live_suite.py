@@ -94,7 +94,10 @@ def test_a_live_run_is_never_compared_with_a_standard_one(invoke: Invoke, tmp_pa
     assert "live-track run is compared only with live-track runs" in refused.err + refused.out
 
 
-@pytest.mark.parametrize("args", [["--cassettes", "missing-dir"], ["--live", "sideways"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--cassettes", "missing-dir"], ["--live", "sideways"], ["--executor", "ray"]],
+)
 def test_bad_live_options_are_refused_before_anything_runs(
     invoke: Invoke, tmp_path: Path, args: list[str]
 ) -> None:

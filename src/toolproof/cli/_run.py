@@ -296,6 +296,8 @@ def run(
         from toolproof.tools.toolkits.live import use_egress
 
         try:
+            if live_run is not None:
+                live_run.start()
             route = use_egress(live_run.proxy.url, live_run.proxy.token) if live_run else None
             with route or nullcontext():
                 asyncio.run(runner.run())

@@ -130,11 +130,12 @@ class EgressProxy:
         return self
 
     def close(self) -> None:
-        """Stop serving and save a recording."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        """Stop serving and save a recording (nothing to do for one never started)."""
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        self._server = None
         if self.mode == "record" and self.record_to is not None:
             self.cassette.save(self.record_to)
 

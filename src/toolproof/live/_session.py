@@ -28,12 +28,17 @@ class LiveError(Exception):
 
 @dataclass
 class LiveRun:
-    """A started proxy and what the run records about it."""
+    """A run's proxy and what the run records about it."""
 
     proxy: EgressProxy
     info: dict[str, Any]
     """``{mode, cassettes, digest, recorded_to}``: the run's ``config.live``."""
     run_dir: Path
+
+    def start(self) -> LiveRun:
+        """Start the proxy (on a free loopback port); returns self."""
+        self.proxy.start()
+        return self
 
     def close(self) -> None:
         """Stop the proxy, save a recording and append the exchange log to the run."""
@@ -73,7 +78,10 @@ def open_live(
     cassettes: list[Path] | None = None,
     resolver: Resolver | None = None,
 ) -> LiveRun | None:
-    """Start the proxy for the live tasks among ``task_ids`` (None when there are none).
+    """Make the proxy for the live tasks among ``task_ids`` (None when there are none).
+
+    The proxy is not started yet: call :meth:`LiveRun.start` right before the run,
+    and :meth:`LiveRun.close` after it.
 
     Args:
         suite: The loaded suite.
@@ -120,4 +128,4 @@ def open_live(
     else:
         info["recorded_to"] = RECORDED
         proxy = EgressProxy(access, mode="record", record_to=run_dir / RECORDED, resolver=resolver)
-    return LiveRun(proxy.start(), info, run_dir)
+    return LiveRun(proxy, info, run_dir)
