@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolproof.engine import RunConfig
+    from toolproof.live import LiveRun
     from toolproof.spec import Suite
 
 from ._common import default_run_dir, load_plugins, parse_agent_args, provider_options
@@ -311,8 +312,8 @@ def run(
 
 def _open_live(
     suite: Suite, config: RunConfig, run_dir: Path, mode: str, cassettes: list[Path], executor: str
-) -> Any:
-    """Start the egress proxy when the run has live tasks (secrets from this environment).
+) -> LiveRun | None:
+    """Make the egress proxy when the run has live tasks (secrets from this environment).
 
     Raises:
         click.UsageError: the proxy cannot start (no cassettes, a secret unset, ray).
