@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolproof.engine import RunConfig, Runner
+    from toolproof.live import LiveRun
     from toolproof.spec import Suite
 
 from ._common import (
@@ -144,6 +145,19 @@ from ._progress import MODES
     ),
 )
 @click.option("--json", "json_progress", is_flag=True, help="Same as --progress json.")
+@click.option(
+    "--live",
+    type=click.Choice(["replay", "record"]),
+    default="replay",
+    show_default=True,
+    help="Live tasks: replay cassettes (offline), or record the real services into the run.",
+)
+@click.option(
+    "--cassettes",
+    type=click.Path(path_type=Path, exists=True),
+    multiple=True,
+    help="Cassette file or directory to replay (default: the suite's shipped cassettes).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary table.")
 @click.pass_context
 def run(
@@ -171,6 +185,8 @@ def run(
     max_infra: float,
     progress_mode: str,
     json_progress: bool,
+    live: str,
+    cassettes: tuple[Path, ...],
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -180,6 +196,7 @@ def run(
       toolproof run core --agent oracle
       toolproof run core --agent random --epochs 3 --seed 7
       toolproof run --resume runs/core-oracle-20261130-101500-3fa9c2
+      toolproof run live --agent oracle --live record
 
     Ctrl-C stops the run: finished episodes are kept, the summary is marked
     incomplete and the command to continue is printed (a second Ctrl-C quits
@@ -257,6 +274,9 @@ def run(
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
         _refuse_used(run_dir)
+    live_run = _open_live(loaded, config, run_dir, live, list(cassettes), executor)
+    if live_run is not None:
+        config = config.model_copy(update={"live": live_run.info})
 
     executor_options = {"address": ray_address} if ray_address else {}
     runner = Runner(
@@ -278,7 +298,7 @@ def run(
         warn=lambda text: Console(stderr=True).print(f"[bold yellow]WARNING: {text}[/]"),
     )
     mode = "json" if json_progress else ("none" if quiet else progress_mode)
-    summary = _execute(runner, run_dir, resume is not None, mode)
+    summary = _execute(runner, run_dir, resume is not None, mode, live_run)
     _finish(summary, run_dir, mode=mode, quiet=quiet, max_infra=max_infra)
 
 
@@ -312,12 +332,17 @@ def _refuse_used(run_dir: Path) -> None:
         )
 
 
-def _execute(runner: Runner, run_dir: Path, resuming: bool, mode: str) -> dict[str, Any]:
-    """Run under the run directory's lock, with progress and Ctrl-C handling."""
+def _execute(
+    runner: Runner, run_dir: Path, resuming: bool, mode: str, live_run: LiveRun | None = None
+) -> dict[str, Any]:
+    """Run under the run directory's lock, with progress and Ctrl-C handling (and, for live
+    tasks, the egress proxy running for the length of the episodes)."""
     import shutil
+    from contextlib import nullcontext
 
     from toolproof.engine import plan
     from toolproof.results import LOCK_NAME, RunLock, RunReader, RunStore
+    from toolproof.tools.toolkits.live import use_egress
 
     from ._interrupt import stop_on_signals
     from ._progress import default_streams, make_reporter
@@ -342,9 +367,15 @@ def _execute(runner: Runner, run_dir: Path, resuming: bool, mode: str) -> dict[s
         with stop_on_signals(runner.request_stop, resume_command(run_dir)):
             reporter.start()
             try:
-                summary: dict[str, Any] = asyncio.run(runner.run())
+                if live_run is not None:
+                    live_run.start()
+                route = use_egress(live_run.proxy.url, live_run.proxy.token) if live_run else None
+                with route or nullcontext():
+                    summary: dict[str, Any] = asyncio.run(runner.run())
             finally:
                 reporter.close()
+                if live_run is not None:
+                    live_run.close()
         return summary
     except BaseException:
         if created and [p.name for p in run_dir.iterdir()] in ([], [LOCK_NAME]):
@@ -387,6 +418,35 @@ def _finish(
         click.echo(json.dumps(event, sort_keys=True))
     if verdict.code:
         raise SystemExit(verdict.code)
+
+
+def _open_live(
+    suite: Suite, config: RunConfig, run_dir: Path, mode: str, cassettes: list[Path], executor: str
+) -> LiveRun | None:
+    """Make the egress proxy when the run has live tasks (secrets from this environment).
+
+    Raises:
+        click.UsageError: the proxy cannot start (no cassettes, a secret unset, ray).
+    """
+    import os
+
+    from toolproof.live import LiveError, live_tasks, open_live
+
+    if not live_tasks(suite, config.select(suite)):
+        return None
+    if executor != "local":
+        raise click.UsageError("live tasks run on the local executor only (their proxy is local)")
+    try:
+        return open_live(
+            suite,
+            config.select(suite),
+            mode="record" if mode == "record" else "replay",
+            run_dir=run_dir,
+            environ=os.environ,
+            cassettes=cassettes,
+        )
+    except LiveError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _host_backend(suite: Suite) -> str | None:

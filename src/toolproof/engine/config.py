@@ -47,6 +47,13 @@ class RunConfig(BaseModel):
         ),
     )
 
+    live: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "The live track: {mode, cassettes, digest, recorded_to} of the egress proxy "
+            "(None: no live task in the run)."
+        ),
+    )
     allow_drift: bool = Field(
         False,
         description="Run tasks whose pinned tool environment differs from its version file.",
@@ -69,10 +76,13 @@ class RunConfig(BaseModel):
         }
 
     def track(self) -> str:
-        """'standard', or 'custom-' plus a hash of the custom system prompt."""
+        """'standard', or 'custom-' plus a hash of the custom system prompt; 'live' before
+        either for a run with live tasks (real services: never mixed with the rest)."""
+        live = "live" if self.live is not None else ""
         if self.system_prompt is None:
-            return "standard"
-        return "custom-" + hashlib.sha256(self.system_prompt.encode()).hexdigest()[:10]
+            return live or "standard"
+        custom = "custom-" + hashlib.sha256(self.system_prompt.encode()).hexdigest()[:10]
+        return f"{live}-{custom}" if live else custom
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run to be resumed."""

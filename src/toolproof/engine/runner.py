@@ -103,7 +103,10 @@ class Runner:
                 "canary": suite.config.canary,
             },
             "track": self.config.track(),
-            "environment": environment(),
+            "environment": {
+                **environment(),
+                **({"live_cassettes": self.config.live.get("digest")} if self.config.live else {}),
+            },
             "planned": len(plan(self.config, suite)),
         }
 

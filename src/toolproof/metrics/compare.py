@@ -323,6 +323,14 @@ def compare_runs(
     reasons = mismatches(id_a, id_b)
     if reasons and not allow_mismatch:
         raise ComparisonMismatch(reasons)
+    live = [str(i["track"] or "").startswith("live") for i in (id_a, id_b)]
+    if live[0] != live[1]:  # real services are never mixed with simulated ones, even when asked
+        raise ComparisonMismatch(
+            [
+                f"A is on track {id_a['track']!r}, B on {id_b['track']!r}: a live-track run is "
+                "compared only with live-track runs (--allow-mismatch does not change this)"
+            ]
+        )
     rows, regressions, improvements, counts = compare_stats(
         stats_a, stats_b, alpha=alpha, resamples=resamples, seed=seed
     )

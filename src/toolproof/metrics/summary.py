@@ -110,4 +110,13 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     }
     if security.attacked:
         summary["security"] = security.to_dict()
+    live = meta.get("config", {}).get("live")
+    if live:  # the live track: real services, scored apart from the standard track
+        summary["live"] = {
+            "track": meta.get("track"),
+            "mode": live.get("mode"),
+            "cassettes_digest": live.get("digest"),
+            "recorded_to": live.get("recorded_to"),
+            "success_rate": block.get("success", {}).get("rate"),
+        }
     return summary

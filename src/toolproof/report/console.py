@@ -87,6 +87,17 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
         )
         console.print(f"[yellow]see why: toolproof show {escape(str(run_dir))} --failures[/]")
     console.print(f"[bold]{headline(summary)}[/]")
+    live = summary.get("live")
+    if live:
+        source = (
+            f"replayed from cassettes sha256 {str(live.get('cassettes_digest'))[:12]}"
+            if live.get("mode") == "replay"
+            else f"recorded from the real services into {live.get('recorded_to')}"
+        )
+        console.print(
+            f"[bold cyan]LIVE TRACK ({live.get('track')}): {source}; scored apart from the "
+            "standard track, never compared with it.[/]"
+        )
     if exposed:
         console.print(
             f"[bold red]NOT ISOLATED: {exposed} episode(s) ran commands without a sandbox "

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from .live import LiveSpec
 from .sandbox import PolicySpec, SandboxSpec
 from .task import Limits, Task
 
@@ -34,6 +35,9 @@ class SuiteConfig(BaseModel):
     )
     policy: PolicySpec | None = Field(
         None, description="Calls forbidden in every task (tasks may add rules)."
+    )
+    live: LiveSpec | None = Field(
+        None, description="Real services every task reaches through the egress proxy (live track)."
     )
     system_prompt: str = Field(DEFAULT_SYSTEM_PROMPT, description="The standard system prompt.")
     tasks: str = Field("tasks", description="Directory of task files, relative to suite.yaml.")

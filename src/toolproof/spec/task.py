@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ._yamlsrc import SourceMap
 from .checks import Check
+from .live import LiveSpec
 from .sandbox import PolicySpec, SandboxSpec
 from .user import AttackSpec, UserSpec
 
@@ -302,6 +303,9 @@ class Task(BaseModel):
     )
     policy: PolicySpec | None = Field(
         None, description="Calls this task forbids (added to the suite's policy)."
+    )
+    live: LiveSpec | None = Field(
+        None, description="Real services this task reaches through the egress proxy (live track)."
     )
     success: list[Check] = Field(min_length=1, description="Checks that decide success.")
     levels: Levels = Field(default_factory=Levels, description="Graded level rules.")

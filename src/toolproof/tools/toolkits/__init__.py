@@ -19,6 +19,7 @@ BUILTIN = (
     "rest",
     "user",
     "shell",
+    "live",
 )
 """Modules of this package that hold built-in toolkits."""
 
