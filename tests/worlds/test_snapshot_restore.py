@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -234,3 +235,35 @@ def test_a_non_root_harness_snapshots_and_restores_what_an_agent_locked() -> Non
         assert restored == "True"
         assert (tree / "plain").stat().st_mode & 0o777 == 0  # modes are put back
         assert (tree / "closed").stat().st_mode & 0o777 == 0
+
+
+def test_threads_storing_the_same_blob_at_once_never_collide(tmp_path: Path) -> None:
+    """Workspace walks run on several threads of one process: the same content stored by
+    many of them at once ends as one blob and no error (each writes its own temp file)."""
+    import threading
+
+    source = tmp_path / "big.bin"
+    source.write_bytes(os.urandom(1 << 20))
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def store(i: int) -> None:
+        blobs = BlobStore(tmp_path / "blobs")  # a fresh store: nothing known yet
+        start.wait()
+        try:
+            if i % 2:
+                blobs.put_bytes(source.read_bytes())
+            else:
+                with source.open("rb") as handle:
+                    blobs.put_fd(handle.fileno(), hashlib.sha256(source.read_bytes()).hexdigest())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=store, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    stored = [p for p in (tmp_path / "blobs").rglob("*") if p.is_file()]
+    assert len(stored) == 1 and stored[0].read_bytes() == source.read_bytes()

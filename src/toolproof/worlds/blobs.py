@@ -15,10 +15,21 @@ import hashlib
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 _FICLONE = 0x40049409
 """ioctl that makes a file share another's extents (Linux btrfs, XFS, bcachefs)."""
+
+
+def _tmp_name(target: Path) -> Path:
+    """A temporary name beside ``target`` unique to this process and thread.
+
+    Several threads of one run store blobs at once (workspace walks run off the event
+    loop), sometimes the same blob: a name unique per process alone would let one thread
+    rename the other's half-written file.
+    """
+    return target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 
 class BlobStore:
@@ -49,7 +60,7 @@ class BlobStore:
         if not self.has(sha):
             target = self.path(sha)
             target.parent.mkdir(exist_ok=True)
-            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            tmp = _tmp_name(target)
             tmp.write_bytes(data)
             tmp.replace(target)
             self._known.add(sha)
@@ -61,7 +72,7 @@ class BlobStore:
             return
         target = self.path(sha)
         target.parent.mkdir(exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp = _tmp_name(target)
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         self._copy(source, tmp)
@@ -78,7 +89,7 @@ class BlobStore:
             return
         target = self.path(sha)
         target.parent.mkdir(exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp = _tmp_name(target)
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
