@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import click
 
@@ -59,8 +60,27 @@ def list_(suite_name: str | None) -> None:
             f"  {name:<14} v{suite.config.version:<8} {len(suite.tasks):>4} tasks  "
             f"{suite.config.description.strip()[:70]}"
         )
+    _print_provided(console)
     console.print("[bold]agents[/]")
     console.print("  " + ", ".join(agent_kinds()))
     console.print("[bold]tools[/] (toolkit: tools)")
     for kit, names in toolkits().items():
         console.print(f"  {kit}: {', '.join(names)}")
+
+
+def _print_provided(console: Any) -> None:
+    """Suites built from installed packages: installed (with version) or the install hint."""
+    from importlib import metadata
+
+    from toolproof.spec.providers import PROVIDERS
+
+    for prefix, provider in PROVIDERS.items():
+        try:
+            version = metadata.version(provider.distribution)
+        except metadata.PackageNotFoundError:
+            console.print(f"  {prefix:<14} not installed: {provider.install}")
+            continue
+        console.print(
+            f"  {prefix:<14} {provider.distribution} {version}  "
+            f"toolproof run {prefix}[:PART]  (toolproof list --suite {prefix})"
+        )

@@ -155,6 +155,7 @@ def run(
     from toolproof.report import print_summary
     from toolproof.results import RunReader
     from toolproof.spec import load_suite, resolve_suite_path
+    from toolproof.spec.providers import split_name
 
     load_plugins()
     given = {
@@ -180,7 +181,8 @@ def run(
     if suite is not None or resume is None:
         if suite is None:
             raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")
-        fields["suite"] = str(resolve_suite_path(suite))
+        provided = split_name(suite) is not None and not Path(suite).exists()
+        fields["suite"] = suite if provided else str(resolve_suite_path(suite))
     if resume is None or "agent" in given:
         if agent is None:
             raise click.UsageError("give --agent (e.g. --agent oracle); see `toolproof list`")
@@ -205,7 +207,7 @@ def run(
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
-    loaded = load_suite(fields["suite"])
+    loaded = load_suite(fields["suite"], allow_drift=allow_drift)
     if resume is None or "sandbox" in given:
         fields["sandbox"] = sandbox or _host_backend(loaded)
     fields["allow_drift"] = allow_drift
