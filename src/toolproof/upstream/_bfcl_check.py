@@ -52,7 +52,7 @@ def verdict(
 ) -> tuple[bool, str]:
     """``(passed, detail)`` for one decoded response, BFCL's way."""
     if category in IRRELEVANCE:
-        if isinstance(calls, str) or not calls:
+        if isinstance(calls, str) or upstream.is_empty_output(calls):
             return True, "no function call, as an irrelevance task requires"
         return False, f"irrelevance task answered with {len(calls)} call(s)"
     if isinstance(calls, str):

@@ -26,7 +26,9 @@ from typing import Any
 DISTRIBUTION = "bfcl-eval"
 PINNED_VERSION = "2026.3.23"
 """The ``bfcl-eval`` release whose data and checker this integration was proven on."""
-EXTRA_HINT = "pip install --no-deps 'bfcl-eval==2026.3.23' (or pip install 'toolproof[bfcl]')"
+EXTRA_HINT = (
+    "pip install --no-deps 'bfcl-eval==2026.3.23' filelock (or pip install 'toolproof[bfcl]')"
+)
 CHECKER_MODEL = "toolproof"
 """The model name handed to BFCL's checker: its names are BFCL's own (dots kept)."""
 
@@ -95,6 +97,22 @@ def check(
         functions, calls, answer, language_enum[language.upper()], category, CHECKER_MODEL
     )
     return result
+
+
+@cache
+def _is_empty_output() -> Any:
+    if installed_version() is None:
+        raise UpstreamMissing(f"BFCL needs the bfcl-eval package: {EXTRA_HINT}")
+    try:
+        from bfcl_eval.utils import is_empty_output
+    except ImportError as exc:
+        raise UpstreamMissing(f"bfcl_eval.utils needs {exc.name}: pip install filelock") from None
+    return is_empty_output
+
+
+def is_empty_output(calls: list[dict[str, Any]]) -> bool:
+    """BFCL's own test of "no function call" (irrelevance passes on it)."""
+    return bool(_is_empty_output()(calls))
 
 
 def _data_file(*parts: str) -> Any:
