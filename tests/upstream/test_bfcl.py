@@ -181,6 +181,7 @@ def test_oracle_passes_and_noop_fails_through_the_engine(category: str, tmp_path
     oracle = _run(f"bfcl:{category}", "oracle", tmp_path / "oracle", picked)
     noop = _run(f"bfcl:{category}", "noop", tmp_path / "noop", picked)
     assert oracle["success"]["successes"] == len(picked)
+    assert oracle["bfcl"]["categories"][category]["accuracy"] == 1.0
     expected_noop = len(picked) if category in bfcl.IRRELEVANCE_CATEGORIES else 0
     assert noop["success"]["successes"] == expected_noop
 
