@@ -71,6 +71,13 @@ def corpus(task: Any) -> list[tuple[str, Response]]:
             ("call_on_irrelevance", [{first["name"]: {name: "x" for name in required}}]),
             ("call_without_args", [{first["name"]: {}}]),
         ]
+    if args["category"] in bfcl.RELEVANCE_CATEGORIES:
+        return [
+            ("no_call", []),
+            ("empty_call", [{}]),
+            ("any_call", [{functions[0]["name"]: {}}]),
+            ("placeholder_call", _oracle_response(task)),
+        ]
     right = _oracle_response(task)
     out: list[tuple[str, Response]] = [("correct", right), ("no_call", [])]
     name, call = next(iter(right[0].items()))
@@ -121,6 +128,8 @@ def _upstream_verdict(task: Any, response: Response) -> bool:
     args = task.success[0].args
     if args["category"] in bfcl.IRRELEVANCE_CATEGORIES:
         return upstream.is_empty_output(response)
+    if args["category"] in bfcl.RELEVANCE_CATEGORIES:
+        return not upstream.is_empty_output(response)
     checker, language = upstream.ast_checker()
     result = checker(
         args["functions"],
@@ -147,6 +156,8 @@ def test_toolproof_agrees_with_bfcl_eval_on_every_corpus_response(category: str)
     if category in bfcl.IRRELEVANCE_CATEGORIES:
         assert kinds[("no_call", True)] == len(suite.tasks)
         assert kinds[("call_on_irrelevance", False)] == len(suite.tasks)
+    elif category in bfcl.RELEVANCE_CATEGORIES:
+        assert kinds[("no_call", False)] == kinds[("placeholder_call", True)] == len(suite.tasks)
     else:
         unsatisfiable = sum("bfcl-unsatisfiable" in t.tags for t in suite.tasks)
         assert kinds[("correct", True)] == len(suite.tasks) - unsatisfiable

@@ -34,6 +34,7 @@ def test_groups_and_overall_follow_bfcl_weighting() -> None:
             "live_multiple": (0, 1),  # live = (3 + 0) / 4 entries = 0.75 (weighted)
             "irrelevance": (1, 1),
             "live_irrelevance": (0, 2),  # irrelevance = mean(1, 0) = 0.5
+            "live_relevance": (1, 4),  # shown, not weighted
         }
     )
     section = bfcl_summary(tasks)
@@ -44,6 +45,7 @@ def test_groups_and_overall_follow_bfcl_weighting() -> None:
     assert groups["live"]["accuracy"] == pytest.approx(0.75)
     assert groups["irrelevance"]["accuracy"] == pytest.approx(0.5)
     assert groups["multi_turn"]["accuracy"] == 0.0 and not section["complete"]
+    assert section["relevance"]["accuracy"] == pytest.approx(0.25)
     assert section["overall"] == pytest.approx((0.5 * 10 + 0.75 * 10 + 0.5 * 10) / 100)
     assert sum(OVERALL_WEIGHTS.values()) == 100
 

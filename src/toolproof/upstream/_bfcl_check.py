@@ -5,7 +5,8 @@ the first assistant turn of the episode: its tool calls, with tool names mapped
 back to BFCL's function names, are the decoded response handed to
 ``ast_checker``; later turns do not count (the agent may reply after the tools
 answer, as a chat model does). On irrelevance categories the check passes when
-that turn makes no call, as BFCL's relevance runner decides.
+that turn makes no call by BFCL's own ``is_empty_output``, on live_relevance when
+it makes one, as BFCL's relevance runner decides.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ def verdict(
         return False, f"irrelevance task answered with {len(calls)} call(s)"
     if isinstance(calls, str):
         return False, calls
+    if category == "live_relevance":
+        if upstream.is_empty_output(calls):
+            return False, "relevance task answered without a function call"
+        return True, "a function call, as a relevance task requires"
     if not calls:
         return False, "no function call in the first turn"
     result = upstream.check(functions, calls, answer, category, language)

@@ -5,7 +5,8 @@ The grouping and weights restate ``bfcl_eval/eval_checker/eval_runner_helper.py`
 leaderboard's: non-live = unweighted mean of simple (itself the unweighted mean of
 Python, Java, JavaScript), multiple, parallel, parallel_multiple; live = mean
 weighted by entry count of the four live AST categories; irrelevance = unweighted
-mean of irrelevance and live_irrelevance; overall = 10/10/10/30/40 over non-live,
+mean of irrelevance and live_irrelevance; relevance = live_relevance (shown,
+not weighted); overall = 10/10/10/30/40 over non-live,
 live, irrelevance, multi-turn and agentic, a group not run counting 0 as BFCL
 counts it. Pure Python: this module never imports ``bfcl_eval``.
 """
@@ -82,6 +83,7 @@ def bfcl_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | Non
     return {
         "categories": {name: cat(name) for name in sorted(counts)},
         "simple_ast_non_live": simple,
+        "relevance": cat("live_relevance"),
         "groups": groups,
         "overall": overall,
         "overall_weights": dict(OVERALL_WEIGHTS),
