@@ -258,3 +258,20 @@ def test_the_suite_digest_pins_version_and_data() -> None:
     assert suite.digest == load_suite("bfcl:simple_javascript").digest
     assert suite.digest != _suite("simple_java").digest
     assert suite.task_file("simple_javascript_0").name == "BFCL_v4_simple_javascript.json"
+
+
+def test_every_tool_schema_is_valid_json_schema_and_java_js_take_strings() -> None:
+    from jsonschema import Draft202012Validator
+
+    seen: set[str] = set()
+    for category in bfcl.CATEGORIES:
+        for task in _suite(category).tasks:
+            for tool in task.tools:
+                assert not isinstance(tool, str)
+                key = json.dumps(tool.parameters, sort_keys=True)
+                if key not in seen:
+                    seen.add(key)
+                    Draft202012Validator.check_schema(tool.parameters)
+                if bfcl.AST_CATEGORIES.get(category) in ("java", "javascript"):
+                    kinds = {p.get("type") for p in tool.parameters["properties"].values()}
+                    assert kinds <= {"string"}, (task.id, kinds)
