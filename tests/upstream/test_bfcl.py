@@ -275,3 +275,11 @@ def test_every_tool_schema_is_valid_json_schema_and_java_js_take_strings() -> No
                 if bfcl.AST_CATEGORIES.get(category) in ("java", "javascript"):
                     kinds = {p.get("type") for p in tool.parameters["properties"].values()}
                     assert kinds <= {"string"}, (task.id, kinds)
+
+
+def test_time_travel_works_on_a_bfcl_run(tmp_path: Path) -> None:
+    from toolproof.engine import export_step
+
+    _run("bfcl:simple_python", "oracle", tmp_path / "run", ["simple_python_1"])
+    out = export_step(tmp_path / "run", "simple_python_1", 0, tmp_path / "step0")
+    assert (out / "records.json").is_file()
