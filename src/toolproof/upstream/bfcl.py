@@ -77,7 +77,7 @@ def tool_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)[:64]
 
 
-def _schema(node: Any, language: str, top: bool = True) -> Any:
+def _schema(node: Any, language: str) -> Any:
     """BFCL's parameter document as JSON Schema; Java and JS arguments are source strings."""
     if not isinstance(node, dict):
         return node
@@ -86,7 +86,7 @@ def _schema(node: Any, language: str, top: bool = True) -> Any:
         if key == "properties" and isinstance(value, dict):
             out[key] = {k: _param(v, language) for k, v in value.items()}
         elif key == "items":
-            out[key] = _schema(value, language, top=False)
+            out[key] = _schema(value, language)
         elif key == "type" and isinstance(value, str):
             if value != "any":
                 out[key] = _JSON_TYPES.get(value, value)
@@ -97,7 +97,7 @@ def _schema(node: Any, language: str, top: bool = True) -> Any:
 
 def _param(node: Any, language: str) -> Any:
     if language == "python" or not isinstance(node, dict):
-        return _schema(node, language, top=False)
+        return _schema(node, language)
     kind = node.get("type", "any")
     text = f"{node.get('description', '')} This is {language.title()} {kind} type syntax."
     return {"type": "string", "description": text.strip()}
@@ -135,24 +135,27 @@ def _prompt(entry: dict[str, Any]) -> str:
 def _solution(
     entry: dict[str, Any], answer: list[dict[str, Any]], category: str, language: str
 ) -> tuple[Solution, bool]:
-    """The oracle's calls and whether BFCL's own checker accepts them."""
+    """The oracle's calls and whether BFCL's own checker accepts them.
+
+    Java and JavaScript strings inside collections are tried quoted, then bare: BFCL's
+    converters want one or the other depending on the declared element type.
+    """
     docs = {f["name"]: f for f in entry["function"]}
     calls: list[dict[str, dict[str, Any]]] = []
-    for quote in (True, False):
+    accepted = False
+    for quote in (True,) if language == "python" else (True, False):
         calls = [
             {name: oracle_call(args, language, docs[name], quote)}
             for item in answer
             for name, args in item.items()
         ]
-        if upstream.check(entry["function"], calls, answer, category, language)["valid"]:
+        accepted = bool(
+            upstream.check(entry["function"], calls, answer, category, language)["valid"]
+        )
+        if accepted:
             break
-        if language == "python":
-            break
-    else:
-        quote = False
-    accepted = upstream.check(entry["function"], calls, answer, category, language)["valid"]
     turn = [SolutionCall(tool=tool_name(n), args=a) for call in calls for n, a in call.items()]
-    return Solution(calls=[turn], answer="Done."), bool(accepted)
+    return Solution(calls=[turn], answer="Done."), accepted
 
 
 _PLACEHOLDERS = {"integer": 1, "float": 1.0, "boolean": True, "array": [], "dict": {}}
