@@ -214,7 +214,7 @@ def run(
     fields["env_cache"] = str(env_cache.expanduser().resolve()) if env_cache else None
     config = RunConfig.model_validate(fields)
     if resume is None:
-        run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
+        run_dir = out or default_run_dir(Path(config.suite).name.replace(":", "-"), config.agent)
 
     console = Console(stderr=True, quiet=quiet)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
