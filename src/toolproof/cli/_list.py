@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import click
 
@@ -100,6 +101,7 @@ def list_(suite_name: str | None, tools_reference: bool) -> None:
         )
     console.print("[bold]suites[/]")
     console.print(suites)
+    _print_provided(console)
     agents = Table(box=None, header_style="bold")
     agents.add_column("agent", no_wrap=True)
     agents.add_column("what it is for")
@@ -110,3 +112,21 @@ def list_(suite_name: str | None, tools_reference: bool) -> None:
     console.print("[bold]tools[/] (toolkit: tools; arguments and records: docs/tools.md)")
     for kit, names in toolkits().items():
         console.print(f"  {kit}: {', '.join(names)}")  # wrapped by word
+
+
+def _print_provided(console: Any) -> None:
+    """Suites built from installed packages: installed (with version) or the install hint."""
+    from importlib import metadata
+
+    from toolproof.spec.providers import PROVIDERS
+
+    for prefix, provider in PROVIDERS.items():
+        try:
+            version = metadata.version(provider.distribution)
+        except metadata.PackageNotFoundError:
+            console.print(f"  {prefix:<14} not installed: {provider.install}")
+            continue
+        console.print(
+            f"  {prefix:<14} {provider.distribution} {version}  "
+            f"toolproof run {prefix}[:PART]  (toolproof list --suite {prefix})"
+        )

@@ -209,6 +209,7 @@ def run(
     from toolproof.engine.preflight import load_checked_suite
     from toolproof.results import RunReader
     from toolproof.spec import resolve_suite_path
+    from toolproof.spec.providers import split_name
 
     load_plugins()
     given = {
@@ -240,7 +241,8 @@ def run(
     if suite is not None or resume is None:
         if suite is None:
             raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")
-        fields["suite"] = str(resolve_suite_path(suite))
+        provided = split_name(suite) is not None and not Path(suite).exists()
+        fields["suite"] = suite if provided else str(resolve_suite_path(suite))
     if resume is None or "agent" in given:
         if agent is None:
             raise click.UsageError("give --agent (e.g. --agent oracle); see `toolproof list`")
@@ -265,14 +267,16 @@ def run(
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
-    loaded = load_checked_suite(fields["suite"])  # the same loader and checks as validate
+    loaded = load_checked_suite(  # the same loader and checks as validate
+        fields["suite"], allow_drift=allow_drift
+    )
     if resume is None or "sandbox" in given:
         fields["sandbox"] = sandbox or _host_backend(loaded)
     fields["allow_drift"] = allow_drift
     fields["env_cache"] = str(env_cache.expanduser().resolve()) if env_cache else None
     config = RunConfig.model_validate(fields)
     if resume is None:
-        run_dir = out or default_run_dir(Path(config.suite).name, config.agent)
+        run_dir = out or default_run_dir(Path(config.suite).name.replace(":", "-"), config.agent)
         _refuse_used(run_dir)
     live_run = _open_live(loaded, config, run_dir, live, list(cassettes), executor)
     if live_run is not None:

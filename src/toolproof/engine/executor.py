@@ -67,7 +67,7 @@ class Worker:
 
     def __init__(self, config: RunConfig, run_dir: Path | None, suite: Suite | None = None) -> None:
         self.config = config
-        self.suite = suite or load_suite(config.suite)
+        self.suite = suite or load_suite(config.suite, allow_drift=config.allow_drift)
         self.factory: AgentFactory = build_agent(
             parse_agent_spec(config.agent, config.agent_options)
         )

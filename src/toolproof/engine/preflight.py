@@ -52,13 +52,18 @@ from toolproof.tools.toolkits.user import user_simulators
 __all__ = ["check_suite_tasks", "check_target", "load_checked_suite", "task_problems"]
 
 
-def load_checked_suite(name_or_path: str | Path) -> Suite:
-    """Load a suite (name or folder) and run every check; what ``run`` uses.
+def load_checked_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
+    """Load a suite (name, folder, or a provided one such as ``bfcl:simple_python``) and run
+    every check; what ``run`` uses.
+
+    Args:
+        name_or_path: The suite.
+        allow_drift: Accept a provided suite whose package version differs from the pinned one.
 
     Raises:
         SpecError: every problem of every file, each with file, line and field.
     """
-    suite = load_suite(name_or_path)
+    suite = load_suite(name_or_path, allow_drift=allow_drift)
     problems = check_suite_tasks(suite)
     if problems:
         raise SpecError(problems)

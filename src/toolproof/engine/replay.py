@@ -77,7 +77,7 @@ def copy_snapshot(source: BlobStore, target: BlobStore, ref: str) -> None:
 def export_step(run_dir: Path, task_id: str, step: int, to: Path, epoch: int = 0) -> Path:
     """Write the state at a step to ``to``: ``workspace/`` (files) and ``records.json``."""
     state = load_step(run_dir, task_id, step, epoch)
-    suite = load_suite(state.config.suite)
+    suite = load_suite(state.config.suite, allow_drift=state.config.allow_drift)
     world = World(suite.task(task_id).world, fixtures_base=suite.task_file(task_id).parent)
     try:
         world.restore(state.snapshot, state.blobs)
@@ -111,7 +111,7 @@ async def replay_step(
     """
     state = load_step(run_dir, task_id, step, epoch)
     config = state.config.model_copy(update={"agent": agent, "agent_options": agent_options or {}})
-    suite = load_suite(config.suite)
+    suite = load_suite(config.suite, allow_drift=config.allow_drift)
     instance = render(
         suite.task(task_id),
         suite=suite.name,

@@ -68,7 +68,7 @@ class Runner:
         self.config = config
         self.run_dir = run_dir
         self.parallel = max(1, parallel)
-        self.suite = suite or load_suite(config.suite)
+        self.suite = suite or load_suite(config.suite, allow_drift=config.allow_drift)
         self._executor = executor
         self.executor_name = executor_name
         self.executor_options = dict(executor_options or {})

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolproof.results import EpisodeRecord
+from toolproof.upstream.bfcl_metrics import bfcl_summary
 
 from ._aggregate import Aggregate, _r
 from ._breakdown import Breakdown
@@ -119,4 +120,7 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
             "recorded_to": live.get("recorded_to"),
             "success_rate": block.get("success", {}).get("rate"),
         }
+    bfcl = bfcl_summary(summary["tasks"])
+    if bfcl is not None:
+        summary["bfcl"] = bfcl
     return summary

@@ -17,6 +17,7 @@ from ._semantic import suite_problems, suite_root_of, task_problems
 from ._yamlsrc import Loc, SourceMap, load_document, number_problems
 from ._yamlsrc import field_text as _field_text
 from .errors import Problem, SpecError
+from .providers import provided_suite
 from .render import draw_params, instance_seed, render_template, render_value
 from .suite import Suite, SuiteConfig
 from .task import ParamSpec, Task
@@ -277,12 +278,19 @@ def task_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
 
 
-def load_suite(name_or_path: str | Path) -> Suite:
+def load_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
     """Load a suite by built-in name or directory, validating every task.
+
+    A name such as ``bfcl:simple_python`` is built from an installed package
+    (:mod:`toolproof.spec.providers`); ``allow_drift`` accepts another version of it.
 
     Raises:
         SpecError: all problems of all files at once.
     """
+    if not Path(name_or_path).exists():
+        provided = provided_suite(str(name_or_path), allow_drift=allow_drift)
+        if provided is not None:
+            return provided
     root = resolve_suite_path(name_or_path)
     config, source = _parse(SuiteConfig, root / "suite.yaml")
     problems = suite_problems(config, root / "suite.yaml", source)
