@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from toolproof.agents import EpisodeContext, build_agent, parse_agent_spec
+from toolproof.agents import build_agent, episode_context, parse_agent_spec
 from toolproof.agents.builtin._own_thread import OwnThreadDrivenAgent
 from toolproof.engine import RunConfig, Runner
 from toolproof.results import EpisodeRecord, RunReader
@@ -105,5 +105,5 @@ def test_every_framework_agent_runs_on_its_own_thread(
         limits=suite.config.limits,
         system_prompt=suite.config.system_prompt,
     )
-    made = factory(EpisodeContext(instance=instance, tools=[]))
+    made = factory(episode_context(instance, []))
     assert isinstance(made, OwnThreadDrivenAgent)

@@ -20,14 +20,14 @@ class _Once:
 
 def wrong_type(ctx: Any) -> _Once:
     """Every argument of the first tool as a string nobody accepts (the gateway refuses it)."""
-    tool = ctx.instance.task.tools[0]
+    tool = ctx.tools[0]  # the schema as the agent is offered it
     args = {name: "not-a-number" for name in tool.parameters.get("properties", {})}
     return _Once([ToolCall(id="c0", name=tool.name, arguments=args)])
 
 
 def garbage(ctx: Any) -> _Once:
     """Arguments that are not JSON at all."""
-    tool = ctx.instance.task.tools[0]
+    tool = ctx.tools[0]  # the schema as the agent is offered it
     return _Once([ToolCall(id="c0", name=tool.name, raw_arguments="{base: 10,")])
 
 

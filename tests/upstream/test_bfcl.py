@@ -148,7 +148,9 @@ def test_toolproof_agrees_with_bfcl_eval_on_every_corpus_response(category: str)
     kinds: Counter[tuple[str, bool]] = Counter()
     for task in suite.tasks:
         for kind, response in corpus(task):
-            ctx = SimpleNamespace(trajectory=_trajectory(task, response))
+            ctx = SimpleNamespace(
+                trajectory=_trajectory(task, response), task_dir=None, initial=None
+            )
             ours = evaluate(task.success[0], ctx)  # type: ignore[arg-type]
             theirs = _upstream_verdict(task, response)
             assert ours.passed == theirs, (task.id, kind, response, ours.detail)

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from toolproof.scoring import ScoringContext
-from toolproof.scoring.checks.custom import check_function
+from toolproof.scoring.checks.custom import UPSTREAM_VERDICT, check_function
 from toolproof.trajectory import Trajectory
 
 from . import _bfcl_upstream as upstream
@@ -84,3 +84,7 @@ def bfcl_ast(
     """The custom check every BFCL task carries."""
     calls = first_turn_calls(ctx.trajectory, names)
     return verdict(calls, category=category, language=language, functions=functions, answer=answer)
+
+
+# BFCL scores "no call" as right on its irrelevance tasks: its verdict stands as it is.
+setattr(bfcl_ast, UPSTREAM_VERDICT, True)

@@ -165,6 +165,13 @@ def _outcome(fn: CustomFunction, spec: CustomCheck, ctx: ScoringContext, index: 
     )
 
 
+UPSTREAM_VERDICT = "toolproof_upstream_verdict"
+"""A check function's attribute that marks it as an established benchmark's own checker
+(BFCL's): its verdict is taken as the benchmark scores it, so a check that doing nothing
+passes (BFCL's irrelevance tasks, where making no call is the right answer) is not made a
+guard. Only harness-side benchmark integrations set it."""
+
+
 def _passes_for_nothing(
     fn: CustomFunction, spec: CustomCheck, ctx: ScoringContext, index: int
 ) -> bool:
@@ -190,7 +197,13 @@ def evaluate(spec: CustomCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
         return _task_error(spec, index, str(exc))
     except Exception as exc:
         return _task_error(spec, index, f"{spec.function} raised {type(exc).__name__}: {exc}")
-    if not outcome.guard and not outcome.veto and _passes_for_nothing(fn, spec, ctx, index):
+    upstream = getattr(fn, UPSTREAM_VERDICT, False)  # the benchmark's own checker decides
+    if (
+        not upstream
+        and not outcome.guard
+        and not outcome.veto
+        and _passes_for_nothing(fn, spec, ctx, index)
+    ):
         outcome = outcome.model_copy(update={"guard": True})
     return outcome
 
