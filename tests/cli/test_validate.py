@@ -59,7 +59,9 @@ def test_an_alias_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
         "try:\n"
         "    main(sys.argv[1:])\n"
         "finally:\n"
-        "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024\n"
+        # VmHWM: this program's own peak (ru_maxrss keeps the forking parent's, across exec)
+        "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        "    peak = int(hwm.split()[1]) // 1024\n"
         "    print('peak', peak, file=sys.stderr)\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -56,6 +56,9 @@ def test_oracle_passes_offline_on_the_live_track(invoke: Invoke, tmp_path: Path)
     assert data["track"] == "live"
     success = data["success"]
     assert isinstance(success, dict) and success["rate"] == 1.0
+    tasks = data["tasks"]
+    assert isinstance(tasks, dict) and len(tasks) == 5
+    assert all(e["level"] == "perfect" for t in tasks.values() for e in t["epochs"])
     live = data["live"]
     assert isinstance(live, dict) and live["mode"] == "replay"
     environment = data["environment"]
@@ -71,6 +74,18 @@ def test_noop_fails_every_task(invoke: Invoke, tmp_path: Path) -> None:
     tasks = data["tasks"]
     assert isinstance(tasks, dict) and len(tasks) == 5
     assert all(e["level"] == "fail" for t in tasks.values() for e in t["epochs"])
+
+
+@pytest.mark.parametrize("flawed", ["never-asks", "never-retries", "gullible"])
+def test_each_flawed_agent_passes_every_live_task(
+    invoke: Invoke, tmp_path: Path, flawed: str
+) -> None:
+    """No live task is ambiguous, fails a call or carries an attack: the flawed agents play the
+    reference there and pass (they fail only their own category, tests/suites/test_proven.py)."""
+    assert invoke("run", "live", "--agent", flawed, "-q", "-o", tmp_path / "f").code == 0
+    tasks = summary(tmp_path / "f")["tasks"]
+    assert isinstance(tasks, dict) and len(tasks) == 5
+    assert all(e["level"] == "perfect" for t in tasks.values() for e in t["epochs"])
 
 
 def test_a_live_run_is_never_compared_with_a_standard_one(invoke: Invoke, tmp_path: Path) -> None:

@@ -133,9 +133,10 @@ def setup(suite: str, env_cache: Path | None, force: bool, record: bool) -> None
             problems.append(f"{lock_path}: starting error counts differ:\n  " + "\n  ".join(wrong))
         else:
             click.echo(f"  {len(counts)} tasks start with the recorded error counts")
-    if problems:
+    if problems:  # a verdict, not bad input: exit 1 (docs/cli.md exit codes)
         hint = "if the tasks changed on purpose, record the counts with --record"
-        raise click.ClickException("\n".join([*problems, hint]))
+        click.echo("Error: " + "\n".join([*problems, hint]), err=True)
+        raise SystemExit(1)
 
 
 @env.command()
