@@ -284,3 +284,10 @@ def test_without_cgroups_memory_falls_back_to_rlimit_as(
     hog = "python3 -c 'x = b\"x\" * (600 * 1024 * 1024)'"
     result = bwrap_box.exec(hog, limits=ResourceLimits(memory_mb=100))
     assert result.limit_hit == "memory" and "MemoryError" in result.stderr
+
+
+def test_commands_get_exactly_the_rlimits_asked_for(bwrap_box: Sandbox) -> None:
+    """Set by the gate's shell or by prlimit: either way the command sees these values."""
+    limits = ResourceLimits(cpu_s=7, file_size_mb=3, workspace_mb=None)
+    result = bwrap_box.exec("ulimit -S -t; ulimit -H -t; ulimit -f", limits=limits)
+    assert result.exit_code == 0 and result.stdout.split() == ["7", "8", str(3 * 2048)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -130,15 +131,22 @@ class _Pump:
             else:
                 proc.stdin.close()
 
+    def watch_exit(self, pidfd: int) -> None:
+        """Also wake ``step`` when the process behind ``pidfd`` exits (no polling lag)."""
+        self._sel.register(pidfd, selectors.EVENT_READ, "exit")
+
     @property
     def open(self) -> bool:
         """True while a pipe is still being read or written."""
-        return bool(self._sel.get_map())
+        return any(key.data != "exit" for key in self._sel.get_map().values())
 
     def step(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds and move whatever bytes are ready."""
         for key, _ in self._sel.select(timeout):
             fd = int(key.fd)
+            if key.data == "exit":  # seen once; the caller checks ``_exited``
+                self._sel.unregister(fd)
+                continue
             if key.data == "stdin":
                 self._feed(fd)
                 continue
@@ -235,9 +243,48 @@ def run_tree(
         )
     except OSError as exc:
         raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
-    if on_start is not None:
-        on_start(proc)
+    pidfd = _pidfd(proc.pid)
+    try:
+        if on_start is not None:
+            on_start(proc)
+        return _supervise(proc, pidfd, start, deadline, stdin, output_bytes, group, watch)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits, or None (old kernel)."""
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+
+
+def _wait_exit(pidfd: int | None, timeout: float) -> None:
+    """Sleep up to ``timeout`` seconds, or less if the process behind ``pidfd`` exits."""
+    if pidfd is None:
+        time.sleep(timeout)
+        return
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.poll(timeout * 1000)
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    pidfd: int | None,
+    start: float,
+    deadline: float,
+    stdin: bytes | None,
+    output_bytes: int,
+    group: CommandCgroup | None,
+    watch: Callable[[], str | None] | None,
+) -> Outcome:
+    """Pump, watch and end the started tree (the loop of ``run_tree``)."""
     pump = _Pump(proc, stdin, output_bytes)
+    if pidfd is not None:
+        pump.watch_exit(pidfd)
 
     def kill(alive: bool = True) -> None:
         kill_tree(proc.pid, group, alive=alive)
@@ -269,7 +316,7 @@ def run_tree(
             while not _exited(proc.pid) and stopped is None:
                 now = time.monotonic()
                 stopped = _limit_event(now, deadline, group)
-                time.sleep(max(0.0, min(poll, deadline - now)))
+                _wait_exit(pidfd, max(0.0, min(poll, deadline - now)))
                 poll = min(poll * 2, _POLL_MAX_S)
             kill(alive=stopped is not None)
         returncode = proc.wait()
