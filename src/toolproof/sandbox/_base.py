@@ -203,9 +203,22 @@ class Sandbox(ABC):
         """
         if self.owner is None:
             return
+        self._check_open()
+        self._hand_over(limits)
+
+    def _check_open(self) -> None:
         with self._lock:
             if self._closed:
                 raise SandboxError(f"this {self.name} sandbox is closed; create a new one")
+
+    def _hand_over(self, limits: ResourceLimits) -> None:
+        """The part of ``_prepare`` after the open check: resize, then the owner walk.
+
+        ``_exec_limited(hand_over=...)`` runs it while the command waits at its
+        cgroup gate, so the walk overlaps the start of the command's first process.
+        """
+        if self.owner is None:
+            return
         if self._fs is not None and limits.workspace_mb is not None:
             self._fs.resize(limits.workspace_mb)
         self._chown(self.owner)
@@ -395,6 +408,7 @@ class Sandbox(ABC):
         pids_slack: int = 0,
         pass_fds: Sequence[int] = (),
         rlimits_outside: bool = False,
+        hand_over: Callable[[], None] | None = None,
     ) -> ExecResult:
         """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
 
@@ -410,6 +424,9 @@ class Sandbox(ABC):
             pass_fds: Descriptors the outermost process inherits (e.g. bwrap's seccomp).
             rlimits_outside: Set the rlimits before ``wrap``'s programs (inherited by
                 all of them, one exec fewer) unless ``RLIMIT_NPROC`` must be set inside.
+            hand_over: Work that must be done before the command runs but may overlap
+                its start (``_hand_over``): run while it waits at the cgroup gate, or
+                before the start where there is no gate.
         """
         support = host_support()
         try:
@@ -438,6 +455,7 @@ class Sandbox(ABC):
                 argv, group, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits,
                 pass_fds=pass_fds, watch=watch,
                 rlimits=rlimited if outside else None, by_rlimit_as=by_rlimit_as,
+                hand_over=hand_over,
             )  # fmt: skip
             hit = classify(
                 limits,
@@ -467,6 +485,7 @@ class Sandbox(ABC):
         watch: Callable[[], str | None] | None,
         rlimits: ResourceLimits | None = None,
         by_rlimit_as: bool = False,
+        hand_over: Callable[[], None] | None = None,
     ) -> Outcome:
         """Start ``argv`` inside ``group``, as ``self.owner`` when that is set.
 
@@ -487,15 +506,27 @@ class Sandbox(ABC):
                 args = rlimits.prlimit_args(nproc=False, address_space=by_rlimit_as)
                 argv = ["prlimit", *args, "--", *argv]
         if not group.procs_files or self.owner is None:
+            if hand_over is not None:
+                hand_over()
             if group.procs_files:
                 argv = join_argv(group.procs_files, argv, script)
             return self._run(argv, env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
                              pass_fds=pass_fds, watch=watch, user=self.owner)  # fmt: skip
         with CgroupGate(self.owner) as gate:
+
+            def release(proc: subprocess.Popen[bytes]) -> None:
+                if hand_over is not None:
+                    try:
+                        hand_over()
+                    except BaseException:
+                        gate.abort()  # it exits 125 without running; run_tree reaps it
+                        raise
+                gate.release(group.procs_files, proc.pid)
+
             return self._run(
                 gate.argv(argv, script), env=env, cwd=cwd, stdin=stdin, limits=limits,
                 group=group, pass_fds=(*pass_fds, gate.fd), watch=watch, user=self.owner,
-                started=lambda proc: gate.release(group.procs_files, proc.pid),
+                started=release,
             )  # fmt: skip
 
     def _result(self, outcome: Outcome, hit: str | None, limits: ResourceLimits) -> ExecResult:

@@ -294,7 +294,7 @@ class BwrapSandbox(Sandbox):
         # /tmp lives in RAM: cap it by the memory budget (or the workspace budget).
         tmp_mb = chosen.memory_mb or chosen.workspace_mb
         etc = self._etc_dir()
-        self._prepare(chosen)
+        self._check_open()
         seccomp = seccomp_pipe()
         try:
             prefix = [
@@ -324,6 +324,8 @@ class BwrapSandbox(Sandbox):
                 # RLIMIT_NPROC must be set inside the user namespace; the others are
                 # inherited through bwrap, so they are set first.
                 rlimits_outside=True,
+                # Resize and owner walk while the command waits at its cgroup gate.
+                hand_over=lambda: self._hand_over(chosen),
             )
         finally:
             if seccomp is not None:

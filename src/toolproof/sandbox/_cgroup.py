@@ -262,6 +262,10 @@ class CgroupGate:
         finally:
             self._close_write()
 
+    def abort(self) -> None:
+        """Close the gate without letting the command go: it exits 125 unrun."""
+        self._close_write()
+
     def _close_write(self) -> None:
         if self._open:
             self._open = False

@@ -214,7 +214,8 @@ def run_tree(
         wall_s: Seconds before the tree is killed and ``stopped="wall_time"``.
         output_bytes: Bytes of stdout plus stderr kept before ``stopped="output"``.
         group: The command's cgroup, polled for pids and OOM events and killed.
-        on_start: Called with the process right after it started (for tracking).
+        on_start: Called with the process right after it started (for tracking, and
+            for the cgroup gate); if it raises, the tree is killed and reaped first.
         pass_fds: Descriptors the process inherits (all others are closed).
         watch: Polled while the command runs (it throttles itself); a limit name it
             returns stops the tree with that reason (e.g. ``"workspace_size"``).
@@ -246,7 +247,15 @@ def run_tree(
     pidfd = _pidfd(proc.pid)
     try:
         if on_start is not None:
-            on_start(proc)
+            try:
+                on_start(proc)
+            except BaseException:
+                kill_tree(proc.pid, group)
+                proc.wait()
+                for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+                raise
         return _supervise(proc, pidfd, start, deadline, stdin, output_bytes, group, watch)
     finally:
         if pidfd is not None:
