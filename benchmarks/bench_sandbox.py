@@ -8,16 +8,25 @@ every variant alike:
   binds, generated /etc), but no cgroup, no rlimits, no seccomp filter, no
   capability drop and no uid drop, started directly by the harness;
 * ``process backend``: limits and clean-up without isolation;
-* ``bwrap backend``: everything a real command pays: the per-command cgroup,
-  ``setpriv`` to the sandbox user (when root), the seccomp filter, ``prlimit``,
-  the output pump, the workspace owner walk and the workspace size check.
+* ``bwrap backend``: everything a real command pays: the per-command cgroup (and
+  the move into it, held at a gate), the start as the sandbox user (when root),
+  the seccomp filter, the rlimits (set by the gate's own ``sh``), the output pump,
+  the workspace owner walk and the workspace size check.
+
+With ``--breakdown``, two more variants show where the difference goes:
+
+* ``bwrap as user``: bare bwrap started as the sandbox user with the seccomp filter
+  and ``--cap-drop ALL`` (what the kernel charges for the guarantees inside bwrap);
+* ``backend, no cgroup``: the bwrap backend with cgroups switched off for the run
+  (never a configuration to use: only to price the per-command cgroup).
 
 Prints, per variant, the median wall time with its spread (10th-90th percentile)
 and the median CPU time (harness plus children), and the ratio of the bwrap backend
 to bare bwrap (target: at most 1.5x). The workspace holds ``--files`` small files
 (default 200) so the owner walk and size check have something to do.
 
-Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N]`` (default 60 rounds).
+Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N] [--breakdown]``
+(default 60 rounds).
 No assertions.
 """
 
@@ -34,8 +43,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from toolproof.sandbox import Sandbox, get_backend
-from toolproof.sandbox._bwrap import _PATH, _probe, _write_etc, build_argv
+from toolproof.sandbox import Sandbox, _base, get_backend
+from toolproof.sandbox._bwrap import _PATH, _probe, _write_etc, build_argv, seccomp_pipe
+from toolproof.sandbox._cgroup import CgroupSupport, host_support
+from toolproof.sandbox._identity import sandbox_owner
 
 
 def _cpu() -> float:
@@ -55,6 +66,40 @@ def _bare_bwrap(workspace: Path, etc: Path) -> Callable[[], object]:
     return lambda: subprocess.run(argv, check=True, env={"PATH": _PATH})
 
 
+def _user_bwrap(workspace: Path, etc: Path) -> Callable[[], object]:
+    _, bwrap, features = _probe()
+    owner = sandbox_owner()
+
+    def run() -> None:
+        seccomp = seccomp_pipe()
+        argv = build_argv(bwrap, features, workspace=workspace, etc=etc, cwd="/workspace",
+                          env={"PATH": _PATH}, tmp_bytes=None, seccomp_fd=seccomp)  # fmt: skip
+        try:
+            subprocess.run([*argv, "true"], check=True, env={"PATH": _PATH},
+                           pass_fds=() if seccomp is None else (seccomp,),
+                           user=None if owner is None else owner[0],
+                           group=None if owner is None else owner[1],
+                           extra_groups=None if owner is None else [])  # fmt: skip
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
+
+    return run
+
+
+def _without_cgroups(box: Sandbox) -> Callable[[], object]:
+    run = _exec(box)
+
+    def without() -> None:
+        _base.host_support = lambda: CgroupSupport({})
+        try:
+            run()
+        finally:
+            _base.host_support = host_support
+
+    return without
+
+
 def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
     deciles = statistics.quantiles(wall, n=10)
     return (
@@ -64,7 +109,7 @@ def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
     )
 
 
-def main(rounds: int, files: int) -> None:
+def main(rounds: int, files: int, breakdown: bool = False) -> None:
     """Measure and print; ``rounds`` interleaved samples per variant."""
     load = os.getloadavg()[0]
     print(f"toolproof sandbox benchmark: `true`, {rounds} interleaved rounds, {files} files in "
@@ -77,20 +122,28 @@ def main(rounds: int, files: int) -> None:
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-") as tmp:
         root = Path(tmp)
         root.chmod(0o711)
-        bare_ws, box_ws, proc_ws, etc = (root / n for n in ("bare", "box", "proc", "etc"))
-        for ws in (bare_ws, box_ws, proc_ws):
+        names = ("bare", "box", "proc", "etc", "user", "nocg")
+        bare_ws, box_ws, proc_ws, etc, user_ws, nocg_ws = (root / n for n in names)
+        for ws in (bare_ws, box_ws, proc_ws, user_ws, nocg_ws):
             ws.mkdir()
             for index in range(files):
                 (ws / f"f{index}.txt").write_text("x" * 100)
         etc.mkdir()
         _write_etc(etc)
-        with get_backend("bwrap")(box_ws) as box, get_backend("process")(proc_ws) as plain:
+        owner = sandbox_owner()
+        if owner is not None:
+            os.chown(user_ws, *owner)
+        bwrap = get_backend("bwrap")
+        with bwrap(box_ws) as box, get_backend("process")(proc_ws) as plain, bwrap(nocg_ws) as nocg:
             variants: dict[str, Callable[[], object]] = {
                 "fork/exec": lambda: subprocess.run(["true"], check=True),
                 "bare bwrap": _bare_bwrap(bare_ws, etc),
                 "process backend": _exec(plain),
                 "bwrap backend": _exec(box),
             }
+            if breakdown:
+                variants["bwrap as user"] = _user_bwrap(user_ws, etc)
+                variants["backend, no cgroup"] = _without_cgroups(nocg)
             wall: dict[str, list[float]] = {name: [] for name in variants}
             cpu: dict[str, list[float]] = {name: [] for name in variants}
             for warm in range(rounds + 3):
@@ -122,5 +175,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rounds", nargs="?", type=int, default=60)
     parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--breakdown", action="store_true", help="two diagnostic variants")
     args = parser.parse_args()
-    main(args.rounds, args.files)
+    main(args.rounds, args.files, args.breakdown)
