@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -116,3 +117,17 @@ def test_the_exit_wait_wakes_when_the_process_exits() -> None:
         assert proc.poll() is not None
     finally:
         os.close(pidfd)
+
+
+def test_time_spent_in_on_start_is_not_charged_to_the_command() -> None:
+    """Harness work done while the command waits (the owner walk) eats no wall limit."""
+    done = threading.Event()
+
+    def slow_start(proc: object) -> None:
+        done.wait(3.0)  # longer than the wall limit below; nothing sets it
+
+    outcome = run_tree(
+        ["/bin/sh", "-c", "sleep 3.5; exit 4"], env=ENV, cwd="/", stdin=None, wall_s=2.5,
+        output_bytes=100, on_start=slow_start,
+    )  # fmt: skip
+    assert outcome.stopped is None and outcome.returncode == 4

@@ -36,7 +36,8 @@ class Outcome:
             or None when ``stopped`` is set.
         stdout: Captured bytes (at most ``output_bytes`` together with stderr).
         stderr: Captured bytes.
-        duration_s: Seconds from start until the tree was gone.
+        duration_s: Seconds from when the command was let go (after ``on_start``)
+            until the tree was gone.
         stopped: Why the harness killed the tree, if it did: ``"wall_time"``,
             ``"output"``, ``"pids"`` or ``"memory"``.
         truncated: More output arrived than was kept (also after a normal exit).
@@ -225,8 +226,6 @@ def run_tree(
     Raises:
         SandboxError: The program could not be started at all.
     """
-    start = time.monotonic()
-    deadline = start + wall_s
     try:
         proc = subprocess.Popen(
             argv,
@@ -256,6 +255,10 @@ def run_tree(
                     if pipe is not None:
                         pipe.close()
                 raise
+        # The clock starts once on_start let the command go: harness work done there
+        # while it waited at its gate (the owner walk) is not charged to the command.
+        start = time.monotonic()
+        deadline = start + wall_s
         return _supervise(proc, pidfd, start, deadline, stdin, output_bytes, group, watch)
     finally:
         if pidfd is not None:
