@@ -25,7 +25,11 @@ and the median CPU time (harness plus children), and the ratio of the bwrap back
 to bare bwrap (target: at most 1.5x). The workspace holds ``--files`` small files
 (default 200) so the owner walk and size check have something to do.
 
-Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N] [--breakdown]``
+``--pause S`` sleeps S seconds before each call, as an agent thinking between commands
+does: the cgroup v1 attach then waits for a full RCU grace period, which back-to-back
+calls mostly skip.
+
+Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N] [--breakdown] [--pause S]``
 (default 60 rounds).
 No assertions.
 """
@@ -109,12 +113,12 @@ def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
     )
 
 
-def main(rounds: int, files: int, breakdown: bool = False) -> None:
+def main(rounds: int, files: int, breakdown: bool = False, pause: float = 0.0) -> None:
     """Measure and print; ``rounds`` interleaved samples per variant."""
     load = os.getloadavg()[0]
     print(f"toolproof sandbox benchmark: `true`, {rounds} interleaved rounds, {files} files in "
-          f"the workspace; {os.cpu_count()} cores, load {load:.1f}, euid {os.geteuid()}, "
-          f"python {sys.version.split()[0]}")  # fmt: skip
+          f"the workspace, pause {pause} s; {os.cpu_count()} cores, load {load:.1f}, "
+          f"euid {os.geteuid()}, python {sys.version.split()[0]}")  # fmt: skip
     reason = get_backend("bwrap").unavailable_reason()
     if reason is not None:
         print(f"bwrap unusable here: {reason}")
@@ -148,6 +152,8 @@ def main(rounds: int, files: int, breakdown: bool = False) -> None:
             cpu: dict[str, list[float]] = {name: [] for name in variants}
             for warm in range(rounds + 3):
                 for name, run in variants.items():
+                    if pause:
+                        time.sleep(pause)
                     c0, t0 = _cpu(), time.perf_counter()
                     run()
                     t1, c1 = time.perf_counter(), _cpu()
@@ -176,5 +182,6 @@ if __name__ == "__main__":
     parser.add_argument("rounds", nargs="?", type=int, default=60)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--breakdown", action="store_true", help="two diagnostic variants")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds idle before each call")
     args = parser.parse_args()
-    main(args.rounds, args.files, args.breakdown)
+    main(args.rounds, args.files, args.breakdown, args.pause)
