@@ -8,16 +8,29 @@ every variant alike:
   binds, generated /etc), but no cgroup, no rlimits, no seccomp filter, no
   capability drop and no uid drop, started directly by the harness;
 * ``process backend``: limits and clean-up without isolation;
-* ``bwrap backend``: everything a real command pays: the per-command cgroup,
-  ``setpriv`` to the sandbox user (when root), the seccomp filter, ``prlimit``,
-  the output pump, the workspace owner walk and the workspace size check.
+* ``bwrap backend``: everything a real command pays: the per-command cgroup (and
+  the move into it, held at a gate), the start as the sandbox user (when root),
+  the seccomp filter, the rlimits (set by the gate's own ``sh``), the output pump,
+  the workspace owner walk and the workspace size check.
+
+With ``--breakdown``, two more variants show where the difference goes:
+
+* ``bwrap as user``: bare bwrap started as the sandbox user with the seccomp filter
+  and ``--cap-drop ALL`` (what the kernel charges for the guarantees inside bwrap);
+* ``backend, no cgroup``: the bwrap backend with cgroups switched off for the run
+  (never a configuration to use: only to price the per-command cgroup).
 
 Prints, per variant, the median wall time with its spread (10th-90th percentile)
 and the median CPU time (harness plus children), and the ratio of the bwrap backend
 to bare bwrap (target: at most 1.5x). The workspace holds ``--files`` small files
 (default 200) so the owner walk and size check have something to do.
 
-Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N]`` (default 60 rounds).
+``--pause S`` sleeps S seconds before each call, as an agent thinking between commands
+does: the cgroup v1 attach then waits for a full RCU grace period, which back-to-back
+calls mostly skip.
+
+Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N] [--breakdown] [--pause S]``
+(default 60 rounds).
 No assertions.
 """
 
@@ -34,8 +47,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from toolproof.sandbox import Sandbox, get_backend
-from toolproof.sandbox._bwrap import _PATH, _probe, _write_etc, build_argv
+from toolproof.sandbox import Sandbox, _base, get_backend
+from toolproof.sandbox._bwrap import _PATH, _probe, _write_etc, build_argv, seccomp_pipe
+from toolproof.sandbox._cgroup import CgroupSupport, host_support
+from toolproof.sandbox._identity import sandbox_owner
 
 
 def _cpu() -> float:
@@ -55,6 +70,40 @@ def _bare_bwrap(workspace: Path, etc: Path) -> Callable[[], object]:
     return lambda: subprocess.run(argv, check=True, env={"PATH": _PATH})
 
 
+def _user_bwrap(workspace: Path, etc: Path) -> Callable[[], object]:
+    _, bwrap, features = _probe()
+    owner = sandbox_owner()
+
+    def run() -> None:
+        seccomp = seccomp_pipe()
+        argv = build_argv(bwrap, features, workspace=workspace, etc=etc, cwd="/workspace",
+                          env={"PATH": _PATH}, tmp_bytes=None, seccomp_fd=seccomp)  # fmt: skip
+        try:
+            subprocess.run([*argv, "true"], check=True, env={"PATH": _PATH},
+                           pass_fds=() if seccomp is None else (seccomp,),
+                           user=None if owner is None else owner[0],
+                           group=None if owner is None else owner[1],
+                           extra_groups=None if owner is None else [])  # fmt: skip
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
+
+    return run
+
+
+def _without_cgroups(box: Sandbox) -> Callable[[], object]:
+    run = _exec(box)
+
+    def without() -> None:
+        _base.host_support = lambda: CgroupSupport({})
+        try:
+            run()
+        finally:
+            _base.host_support = host_support
+
+    return without
+
+
 def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
     deciles = statistics.quantiles(wall, n=10)
     return (
@@ -64,12 +113,12 @@ def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
     )
 
 
-def main(rounds: int, files: int) -> None:
+def main(rounds: int, files: int, breakdown: bool = False, pause: float = 0.0) -> None:
     """Measure and print; ``rounds`` interleaved samples per variant."""
     load = os.getloadavg()[0]
     print(f"toolproof sandbox benchmark: `true`, {rounds} interleaved rounds, {files} files in "
-          f"the workspace; {os.cpu_count()} cores, load {load:.1f}, euid {os.geteuid()}, "
-          f"python {sys.version.split()[0]}")  # fmt: skip
+          f"the workspace, pause {pause} s; {os.cpu_count()} cores, load {load:.1f}, "
+          f"euid {os.geteuid()}, python {sys.version.split()[0]}")  # fmt: skip
     reason = get_backend("bwrap").unavailable_reason()
     if reason is not None:
         print(f"bwrap unusable here: {reason}")
@@ -77,24 +126,34 @@ def main(rounds: int, files: int) -> None:
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-") as tmp:
         root = Path(tmp)
         root.chmod(0o711)
-        bare_ws, box_ws, proc_ws, etc = (root / n for n in ("bare", "box", "proc", "etc"))
-        for ws in (bare_ws, box_ws, proc_ws):
+        names = ("bare", "box", "proc", "etc", "user", "nocg")
+        bare_ws, box_ws, proc_ws, etc, user_ws, nocg_ws = (root / n for n in names)
+        for ws in (bare_ws, box_ws, proc_ws, user_ws, nocg_ws):
             ws.mkdir()
             for index in range(files):
                 (ws / f"f{index}.txt").write_text("x" * 100)
         etc.mkdir()
         _write_etc(etc)
-        with get_backend("bwrap")(box_ws) as box, get_backend("process")(proc_ws) as plain:
+        owner = sandbox_owner()
+        if owner is not None:
+            os.chown(user_ws, *owner)
+        bwrap = get_backend("bwrap")
+        with bwrap(box_ws) as box, get_backend("process")(proc_ws) as plain, bwrap(nocg_ws) as nocg:
             variants: dict[str, Callable[[], object]] = {
                 "fork/exec": lambda: subprocess.run(["true"], check=True),
                 "bare bwrap": _bare_bwrap(bare_ws, etc),
                 "process backend": _exec(plain),
                 "bwrap backend": _exec(box),
             }
+            if breakdown:
+                variants["bwrap as user"] = _user_bwrap(user_ws, etc)
+                variants["backend, no cgroup"] = _without_cgroups(nocg)
             wall: dict[str, list[float]] = {name: [] for name in variants}
             cpu: dict[str, list[float]] = {name: [] for name in variants}
             for warm in range(rounds + 3):
                 for name, run in variants.items():
+                    if pause:
+                        time.sleep(pause)
                     c0, t0 = _cpu(), time.perf_counter()
                     run()
                     t1, c1 = time.perf_counter(), _cpu()
@@ -122,5 +181,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rounds", nargs="?", type=int, default=60)
     parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--breakdown", action="store_true", help="two diagnostic variants")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds idle before each call")
     args = parser.parse_args()
-    main(args.rounds, args.files)
+    main(args.rounds, args.files, args.breakdown, args.pause)

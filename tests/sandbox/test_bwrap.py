@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import ResourceLimits, Sandbox, SandboxError, get_backend
 
 pytestmark = pytest.mark.skipif(
     not get_backend("bwrap").available(),
@@ -284,3 +284,26 @@ def test_without_cgroups_memory_falls_back_to_rlimit_as(
     hog = "python3 -c 'x = b\"x\" * (600 * 1024 * 1024)'"
     result = bwrap_box.exec(hog, limits=ResourceLimits(memory_mb=100))
     assert result.limit_hit == "memory" and "MemoryError" in result.stderr
+
+
+def test_commands_get_exactly_the_rlimits_asked_for(bwrap_box: Sandbox) -> None:
+    """Set by the gate's shell or by prlimit: either way the command sees these values."""
+    limits = ResourceLimits(cpu_s=7, file_size_mb=3, workspace_mb=None)
+    result = bwrap_box.exec("ulimit -S -t; ulimit -H -t; ulimit -f", limits=limits)
+    assert result.exit_code == 0 and result.stdout.split() == ["7", "8", str(3 * 2048)]
+
+
+def test_a_failed_hand_over_never_lets_the_command_run(
+    bwrap_box: Sandbox, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner walk runs while the command waits at its gate; if it fails, nothing ran."""
+
+    def refuse(limits: ResourceLimits) -> None:
+        raise SandboxError("could not give the workspace to the sandbox user: test")
+
+    monkeypatch.setattr(bwrap_box, "_hand_over", refuse)
+    with pytest.raises(SandboxError, match="could not give the workspace"):
+        bwrap_box.exec("touch /workspace/ran")
+    assert not (workspace / "ran").exists()
+    monkeypatch.undo()
+    assert bwrap_box.exec("touch /workspace/ran").ok and (workspace / "ran").exists()

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from toolproof.sandbox import ResourceLimits
 from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
+    RLIMIT_FAILED,
     CgroupGate,
     CgroupSupport,
     CommandCgroup,
@@ -187,3 +189,26 @@ def test_gate_holds_the_command_until_released(release: bool, tmp_path: Path) ->
         assert proc.returncode == 0 and out == b"ran\n"
     else:
         assert proc.returncode == 125 and out == b"" and err.startswith(JOIN_FAILED)
+
+
+def test_gate_sets_the_rlimits_before_the_command(tmp_path: Path) -> None:
+    script = ResourceLimits(cpu_s=5, file_size_mb=1).ulimit_script(nproc=False, address_space=False)
+    with CgroupGate((os.getuid(), os.getgid())) as gate:
+        proc = subprocess.Popen(
+            gate.argv(["/bin/sh", "-c", "ulimit -S -t; ulimit -H -t; ulimit -f"], script),
+            pass_fds=(gate.fd,), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        gate.release([], proc.pid)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and out.split() == [b"5", b"6", b"2048"]
+
+
+@pytest.mark.parametrize("hostile", ["ulimit -H -t 1 && ulimit -S -t 5", "false", "exit 0"])
+def test_rlimits_that_cannot_be_set_stop_the_command(hostile: str, tmp_path: Path) -> None:
+    """A limit the shell refuses (soft above hard) never lets the command run unlimited."""
+    marker = tmp_path / "ran"
+    argv = join_argv([], ["touch", str(marker)], hostile)
+    run = subprocess.run(argv, capture_output=True, timeout=30)
+    assert not marker.exists()
+    if hostile != "exit 0":  # "exit 0" ends the shell itself: still nothing ran
+        assert run.returncode == 125 and run.stderr.startswith(RLIMIT_FAILED)

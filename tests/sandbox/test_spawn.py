@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.sandbox import SandboxError
-from toolproof.sandbox._spawn import Outcome, run_tree
+from toolproof.sandbox._spawn import Outcome, _pidfd, _wait_exit, run_tree
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
@@ -101,3 +103,31 @@ def test_a_program_that_cannot_start_is_a_sandbox_error(tmp_path: Path) -> None:
             wall_s=5,
             output_bytes=100,
         )
+
+
+def test_the_exit_wait_wakes_when_the_process_exits() -> None:
+    """After the pipes close, the exit is seen at once, not after a grown poll interval."""
+    proc = subprocess.Popen(["sleep", "0.2"])
+    pidfd = _pidfd(proc.pid)
+    assert pidfd is not None  # Linux 5.3+: the CI kernel has it
+    try:
+        started = time.monotonic()
+        _wait_exit(pidfd, 60.0)
+        assert time.monotonic() - started < 30  # woken by the exit, not the timeout
+        assert proc.poll() is not None
+    finally:
+        os.close(pidfd)
+
+
+def test_time_spent_in_on_start_is_not_charged_to_the_command() -> None:
+    """Harness work done while the command waits (the owner walk) eats no wall limit."""
+    done = threading.Event()
+
+    def slow_start(proc: object) -> None:
+        done.wait(3.0)  # longer than the wall limit below; nothing sets it
+
+    outcome = run_tree(
+        ["/bin/sh", "-c", "sleep 3.5; exit 4"], env=ENV, cwd="/", stdin=None, wall_s=2.5,
+        output_bytes=100, on_start=slow_start,
+    )  # fmt: skip
+    assert outcome.stopped is None and outcome.returncode == 4

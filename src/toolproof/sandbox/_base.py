@@ -23,6 +23,7 @@ from typing import ClassVar, Self
 
 from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
+    RLIMIT_FAILED,
     CgroupGate,
     CommandCgroup,
     host_support,
@@ -31,7 +32,7 @@ from toolproof.sandbox._cgroup import (
 from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import sandbox_owner
-from toolproof.sandbox._limits import ResourceLimits
+from toolproof.sandbox._limits import ResourceLimits, sh_sets_rlimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Outcome, kill_tree, run_tree
 from toolproof.sandbox._wsfs import (
@@ -202,9 +203,22 @@ class Sandbox(ABC):
         """
         if self.owner is None:
             return
+        self._check_open()
+        self._hand_over(limits)
+
+    def _check_open(self) -> None:
         with self._lock:
             if self._closed:
                 raise SandboxError(f"this {self.name} sandbox is closed; create a new one")
+
+    def _hand_over(self, limits: ResourceLimits) -> None:
+        """The part of ``_prepare`` after the open check: resize, then the owner walk.
+
+        ``_exec_limited(hand_over=...)`` runs it while the command waits at its
+        cgroup gate, so the walk overlaps the start of the command's first process.
+        """
+        if self.owner is None:
+            return
         if self._fs is not None and limits.workspace_mb is not None:
             self._fs.resize(limits.workspace_mb)
         self._chown(self.owner)
@@ -394,6 +408,7 @@ class Sandbox(ABC):
         pids_slack: int = 0,
         pass_fds: Sequence[int] = (),
         rlimits_outside: bool = False,
+        hand_over: Callable[[], None] | None = None,
     ) -> ExecResult:
         """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
 
@@ -409,6 +424,9 @@ class Sandbox(ABC):
             pass_fds: Descriptors the outermost process inherits (e.g. bwrap's seccomp).
             rlimits_outside: Set the rlimits before ``wrap``'s programs (inherited by
                 all of them, one exec fewer) unless ``RLIMIT_NPROC`` must be set inside.
+            hand_over: Work that must be done before the command runs but may overlap
+                its start (``_hand_over``): run while it waits at the cgroup gate, or
+                before the start where there is no gate.
         """
         support = host_support()
         try:
@@ -428,14 +446,16 @@ class Sandbox(ABC):
                 watch = WorkspaceWatch(self.workspace, limits.workspace_mb)
             rlimited = limits if held else limits.fsize_within_workspace()
             rlimits = rlimited.prlimit_args(nproc=by_nproc, address_space=by_rlimit_as)
-            limited = ["prlimit", *rlimits, "--"]
-            if rlimits_outside and not by_nproc:
-                argv = [*limited, *wrap(self._argv(command))]
+            outside = rlimits_outside and not by_nproc
+            if outside:
+                argv = wrap(self._argv(command))
             else:
-                argv = wrap([*limited, *self._argv(command)])
+                argv = wrap(["prlimit", *rlimits, "--", *self._argv(command)])
             outcome = self._spawn(
                 argv, group, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits,
                 pass_fds=pass_fds, watch=watch,
+                rlimits=rlimited if outside else None, by_rlimit_as=by_rlimit_as,
+                hand_over=hand_over,
             )  # fmt: skip
             hit = classify(
                 limits,
@@ -463,6 +483,9 @@ class Sandbox(ABC):
         limits: ResourceLimits,
         pass_fds: Sequence[int],
         watch: Callable[[], str | None] | None,
+        rlimits: ResourceLimits | None = None,
+        by_rlimit_as: bool = False,
+        hand_over: Callable[[], None] | None = None,
     ) -> Outcome:
         """Start ``argv`` inside ``group``, as ``self.owner`` when that is set.
 
@@ -470,22 +493,45 @@ class Sandbox(ABC):
         user cannot write the root-owned cgroup files, so it starts held at a gate
         (``CgroupGate``): the harness moves it in and then lets it go. Starting it as
         that user directly (no ``setpriv`` exec) is the cheapest uid drop.
+
+        ``rlimits`` (without ``RLIMIT_NPROC``), when given, are set on the first
+        process: by the join or gate ``sh`` itself where ``/bin/sh`` is known to set
+        them exactly (``sh_sets_rlimits``), else by a ``prlimit`` exec in front.
         """
+        script = ""
+        if rlimits is not None:
+            if group.procs_files and sh_sets_rlimits():
+                script = rlimits.ulimit_script(nproc=False, address_space=by_rlimit_as)
+            else:
+                args = rlimits.prlimit_args(nproc=False, address_space=by_rlimit_as)
+                argv = ["prlimit", *args, "--", *argv]
         if not group.procs_files or self.owner is None:
+            if hand_over is not None:
+                hand_over()
             if group.procs_files:
-                argv = join_argv(group.procs_files, argv)
+                argv = join_argv(group.procs_files, argv, script)
             return self._run(argv, env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
                              pass_fds=pass_fds, watch=watch, user=self.owner)  # fmt: skip
         with CgroupGate(self.owner) as gate:
+
+            def release(proc: subprocess.Popen[bytes]) -> None:
+                if hand_over is not None:
+                    try:
+                        hand_over()
+                    except BaseException:
+                        gate.abort()  # it exits 125 without running; run_tree reaps it
+                        raise
+                gate.release(group.procs_files, proc.pid)
+
             return self._run(
-                gate.argv(argv), env=env, cwd=cwd, stdin=stdin, limits=limits, group=group,
-                pass_fds=(*pass_fds, gate.fd), watch=watch, user=self.owner,
-                started=lambda proc: gate.release(group.procs_files, proc.pid),
+                gate.argv(argv, script), env=env, cwd=cwd, stdin=stdin, limits=limits,
+                group=group, pass_fds=(*pass_fds, gate.fd), watch=watch, user=self.owner,
+                started=release,
             )  # fmt: skip
 
     def _result(self, outcome: Outcome, hit: str | None, limits: ResourceLimits) -> ExecResult:
         """Build the ExecResult, adding the workspace size check."""
-        if outcome.returncode == 125 and outcome.stderr.startswith(JOIN_FAILED):
+        if outcome.returncode == 125 and outcome.stderr.startswith((JOIN_FAILED, RLIMIT_FAILED)):
             raise SandboxError(outcome.stderr.decode("utf-8", errors="replace").strip())
         # file_size too: without a tmpfs, RLIMIT_FSIZE is capped at the workspace budget.
         if hit in (None, "file_size") and limits.workspace_mb is not None:

@@ -96,6 +96,25 @@ def seccomp_pipe() -> int | None:
     return read
 
 
+@functools.cache
+def _system_binds() -> tuple[str, ...]:
+    """The options binding the host's system directories and /etc parts; built once.
+
+    The host's layout (which of /bin, /lib... are symlinks) does not change while
+    the harness runs, and checking it costs ~20 system calls per command.
+    """
+    argv: list[str] = []
+    for name in _SYSTEM_DIRS:
+        host = Path("/") / name
+        if host.is_symlink():
+            argv += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            argv += ["--ro-bind", str(host), f"/{name}"]
+    for name in _ETC:
+        argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return tuple(argv)
+
+
 def build_argv(
     bwrap: str,
     features: frozenset[str],
@@ -129,14 +148,7 @@ def build_argv(
         argv += ["--seccomp", str(seccomp_fd)]
     if "--disable-userns" in features:
         argv.append("--disable-userns")
-    for name in _SYSTEM_DIRS:
-        host = Path("/") / name
-        if host.is_symlink():
-            argv += ["--symlink", os.readlink(host), f"/{name}"]
-        elif host.is_dir():
-            argv += ["--ro-bind", str(host), f"/{name}"]
-    for name in _ETC:
-        argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    argv += _system_binds()
     for name in _GENERATED:
         argv += ["--ro-bind", str(etc / name), f"/etc/{name}"]
     for source, inside in (ro_binds or {}).items():
@@ -282,7 +294,7 @@ class BwrapSandbox(Sandbox):
         # /tmp lives in RAM: cap it by the memory budget (or the workspace budget).
         tmp_mb = chosen.memory_mb or chosen.workspace_mb
         etc = self._etc_dir()
-        self._prepare(chosen)
+        self._check_open()
         seccomp = seccomp_pipe()
         try:
             prefix = [
@@ -312,6 +324,8 @@ class BwrapSandbox(Sandbox):
                 # RLIMIT_NPROC must be set inside the user namespace; the others are
                 # inherited through bwrap, so they are set first.
                 rlimits_outside=True,
+                # Resize and owner walk while the command waits at its cgroup gate.
+                hand_over=lambda: self._hand_over(chosen),
             )
         finally:
             if seccomp is not None:

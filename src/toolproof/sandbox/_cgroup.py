@@ -23,6 +23,7 @@ from pathlib import Path
 
 __all__ = [
     "JOIN_FAILED",
+    "RLIMIT_FAILED",
     "CgroupGate",
     "CgroupSupport",
     "CommandCgroup",
@@ -33,6 +34,8 @@ __all__ = [
 
 #: Start of the stderr line written when a command could not join its cgroup.
 JOIN_FAILED = b"toolproof-sandbox: cannot join cgroup"
+#: Start of the stderr line written when the join script could not set the rlimits.
+RLIMIT_FAILED = b"toolproof-sandbox: cannot set the command's rlimits"
 
 _log = logging.getLogger(__name__)
 _CONTROLLERS = ("pids", "memory")
@@ -161,18 +164,27 @@ def _remove_stale(parent: Path) -> None:
                 entry.rmdir()
 
 
-def join_argv(procs_files: list[Path], argv: list[str]) -> list[str]:
+def join_argv(procs_files: list[Path], argv: list[str], rlimits: str = "") -> list[str]:
     """Wrap ``argv`` so the process writes its pid to ``procs_files`` and then execs.
 
     Joining before ``exec`` (instead of after spawning) means no child can be
     forked outside the cgroup. A failed write exits 125 with the reason on stderr.
+    ``rlimits`` (``ResourceLimits.ulimit_script``) is run before the ``exec``; if it
+    fails the command does not run (exit 125, ``RLIMIT_FAILED`` on stderr).
     """
     script = (
         'n=$1; shift; while [ "$n" -gt 0 ]; do { echo $$ > "$1"; } 2>/dev/null || '
         '{ echo "' + JOIN_FAILED.decode() + ' $1; it was removed or is not writable" >&2; '
-        'exit 125; }; shift; n=$((n - 1)); done; exec "$@"'
+        "exit 125; }; shift; n=$((n - 1)); done; " + _rlimits_step(rlimits) + 'exec "$@"'
     )
     return ["/bin/sh", "-c", script, "sh", str(len(procs_files)), *map(str, procs_files), *argv]
+
+
+def _rlimits_step(rlimits: str) -> str:
+    """The shell text setting ``rlimits`` or exiting 125 with ``RLIMIT_FAILED``."""
+    if not rlimits:
+        return ""
+    return f'{{ {rlimits}; }} 2>/dev/null || {{ echo "{RLIMIT_FAILED.decode()}" >&2; exit 125; }}; '
 
 
 def _read(path: str) -> str:
@@ -223,14 +235,20 @@ class CgroupGate:
         self._open = True
         os.fchown(self.fd, *owner)
 
-    def argv(self, argv: list[str]) -> list[str]:
-        """``argv`` behind the gate (pass ``self.fd`` to the process)."""
+    def argv(self, argv: list[str], rlimits: str = "") -> list[str]:
+        """``argv`` behind the gate (pass ``self.fd`` to the process).
+
+        ``rlimits`` (``ResourceLimits.ulimit_script``) is run once the gate opens,
+        before the ``exec``, as in ``join_argv``.
+        """
         # dash cannot redirect from a descriptor above 9, so the pipe is opened again by
         # its /proc path. The descriptor stays open below (an empty pipe, writer closed).
         script = (
             'fd=$1; shift; read -r _ < "/proc/self/fd/$fd" || { echo "'
             + JOIN_FAILED.decode()
-            + ': the harness could not move the command into it" >&2; exit 125; }; exec "$@"'
+            + ': the harness could not move the command into it" >&2; exit 125; }; '
+            + _rlimits_step(rlimits)
+            + 'exec "$@"'
         )
         return ["/bin/sh", "-c", script, "sh", str(self.fd), *argv]
 
@@ -243,6 +261,10 @@ class CgroupGate:
             _log.warning("could not move command %s into its cgroup: %s", pid, exc)
         finally:
             self._close_write()
+
+    def abort(self) -> None:
+        """Close the gate without letting the command go: it exits 125 unrun."""
+        self._close_write()
 
     def _close_write(self) -> None:
         if self._open:

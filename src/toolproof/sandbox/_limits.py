@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+import subprocess
 from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from toolproof.sandbox._errors import SandboxError
 
-__all__ = ["LIMIT_NAMES", "ResourceLimits"]
+__all__ = ["LIMIT_NAMES", "ResourceLimits", "sh_sets_rlimits"]
 
 #: Every value ``ExecResult.limit_hit`` can take besides ``None``.
 LIMIT_NAMES: Final = frozenset(
@@ -81,6 +84,26 @@ class ResourceLimits:
             args.append(f"--nproc={self.pids}")
         return args
 
+    def ulimit_script(self, *, nproc: bool, address_space: bool) -> str:
+        """The limits of ``prlimit_args`` as ``sh`` ``ulimit`` commands, joined by ``&&``.
+
+        A ``sh`` that starts a command anyway (the cgroup gate or join script) sets
+        them itself, which saves the ``prlimit`` exec. The values are exact: dash
+        counts file sizes in 512-byte blocks and address space in KiB, and these
+        limits are whole MiB. Empty when there is nothing to set.
+        """
+        steps: list[str] = []
+        if self.cpu_s is not None:
+            soft = max(1, math.ceil(self.cpu_s))  # soft first: a hard below it is EINVAL
+            steps += [f"ulimit -S -t {soft}", f"ulimit -H -t {soft + 1}"]
+        if self.file_size_mb is not None:
+            steps.append(f"ulimit -f {self.file_size_mb * 2048}")
+        if address_space and self.memory_mb is not None:
+            steps.append(f"ulimit -v {self.memory_mb * 1024}")
+        if nproc and self.pids is not None:
+            steps.append(f"ulimit -p {self.pids}")
+        return " && ".join(steps)
+
     def fsize_within_workspace(self) -> ResourceLimits:
         """These limits with ``file_size_mb`` no larger than ``workspace_mb`` + 1.
 
@@ -93,3 +116,40 @@ class ResourceLimits:
         if self.file_size_mb is not None and self.file_size_mb <= cap:
             return self
         return replace(self, file_size_mb=cap)
+
+
+_PROBE = ResourceLimits(cpu_s=7, memory_mb=3, pids=50, file_size_mb=2)
+_PROBE_WANT = {
+    "Max cpu time": ("7", "8"),
+    "Max file size": ("2097152", "2097152"),
+    "Max address space": ("3145728", "3145728"),
+    "Max processes": ("50", "50"),
+}
+
+
+@functools.cache
+def sh_sets_rlimits() -> bool:
+    """True when this host's ``/bin/sh`` sets ``ulimit_script`` limits exactly; run once.
+
+    ``ulimit`` units and letters differ between shells (bash counts ``-f`` in KiB
+    outside POSIX mode and has no ``-p`` for processes), so the script is tried
+    once and the limits read back from ``/proc/self/limits``; on any mismatch the
+    backends keep the ``prlimit`` exec.
+    """
+    script = _PROBE.ulimit_script(nproc=True, address_space=True)
+    try:
+        run = subprocess.run(
+            ["/bin/sh", "-c", f"{script} && exec cat /proc/self/limits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    found = {}
+    for line in run.stdout.splitlines():
+        match = re.match(r"(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)", line)
+        if match:
+            found[match[1]] = (match[2], match[3])
+    return run.returncode == 0 and all(found.get(k) == v for k, v in _PROBE_WANT.items())

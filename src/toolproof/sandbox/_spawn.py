@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -35,7 +36,8 @@ class Outcome:
             or None when ``stopped`` is set.
         stdout: Captured bytes (at most ``output_bytes`` together with stderr).
         stderr: Captured bytes.
-        duration_s: Seconds from start until the tree was gone.
+        duration_s: Seconds from when the command was let go (after ``on_start``)
+            until the tree was gone.
         stopped: Why the harness killed the tree, if it did: ``"wall_time"``,
             ``"output"``, ``"pids"`` or ``"memory"``.
         truncated: More output arrived than was kept (also after a normal exit).
@@ -130,15 +132,22 @@ class _Pump:
             else:
                 proc.stdin.close()
 
+    def watch_exit(self, pidfd: int) -> None:
+        """Also wake ``step`` when the process behind ``pidfd`` exits (no polling lag)."""
+        self._sel.register(pidfd, selectors.EVENT_READ, "exit")
+
     @property
     def open(self) -> bool:
         """True while a pipe is still being read or written."""
-        return bool(self._sel.get_map())
+        return any(key.data != "exit" for key in self._sel.get_map().values())
 
     def step(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds and move whatever bytes are ready."""
         for key, _ in self._sel.select(timeout):
             fd = int(key.fd)
+            if key.data == "exit":  # seen once; the caller checks ``_exited``
+                self._sel.unregister(fd)
+                continue
             if key.data == "stdin":
                 self._feed(fd)
                 continue
@@ -206,7 +215,8 @@ def run_tree(
         wall_s: Seconds before the tree is killed and ``stopped="wall_time"``.
         output_bytes: Bytes of stdout plus stderr kept before ``stopped="output"``.
         group: The command's cgroup, polled for pids and OOM events and killed.
-        on_start: Called with the process right after it started (for tracking).
+        on_start: Called with the process right after it started (for tracking, and
+            for the cgroup gate); if it raises, the tree is killed and reaped first.
         pass_fds: Descriptors the process inherits (all others are closed).
         watch: Polled while the command runs (it throttles itself); a limit name it
             returns stops the tree with that reason (e.g. ``"workspace_size"``).
@@ -216,8 +226,6 @@ def run_tree(
     Raises:
         SandboxError: The program could not be started at all.
     """
-    start = time.monotonic()
-    deadline = start + wall_s
     try:
         proc = subprocess.Popen(
             argv,
@@ -235,9 +243,60 @@ def run_tree(
         )
     except OSError as exc:
         raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
-    if on_start is not None:
-        on_start(proc)
+    pidfd = _pidfd(proc.pid)
+    try:
+        if on_start is not None:
+            try:
+                on_start(proc)
+            except BaseException:
+                kill_tree(proc.pid, group)
+                proc.wait()
+                for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+                raise
+        # The clock starts once on_start let the command go: harness work done there
+        # while it waited at its gate (the owner walk) is not charged to the command.
+        start = time.monotonic()
+        deadline = start + wall_s
+        return _supervise(proc, pidfd, start, deadline, stdin, output_bytes, group, watch)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits, or None (old kernel)."""
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+
+
+def _wait_exit(pidfd: int | None, timeout: float) -> None:
+    """Sleep up to ``timeout`` seconds, or less if the process behind ``pidfd`` exits."""
+    if pidfd is None:
+        time.sleep(timeout)
+        return
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.poll(timeout * 1000)
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    pidfd: int | None,
+    start: float,
+    deadline: float,
+    stdin: bytes | None,
+    output_bytes: int,
+    group: CommandCgroup | None,
+    watch: Callable[[], str | None] | None,
+) -> Outcome:
+    """Pump, watch and end the started tree (the loop of ``run_tree``)."""
     pump = _Pump(proc, stdin, output_bytes)
+    if pidfd is not None:
+        pump.watch_exit(pidfd)
 
     def kill(alive: bool = True) -> None:
         kill_tree(proc.pid, group, alive=alive)
@@ -269,7 +328,7 @@ def run_tree(
             while not _exited(proc.pid) and stopped is None:
                 now = time.monotonic()
                 stopped = _limit_event(now, deadline, group)
-                time.sleep(max(0.0, min(poll, deadline - now)))
+                _wait_exit(pidfd, max(0.0, min(poll, deadline - now)))
                 poll = min(poll * 2, _POLL_MAX_S)
             kill(alive=stopped is not None)
         returncode = proc.wait()
