@@ -23,6 +23,7 @@ from ._common import (
     resume_command,
 )
 from ._gate import DEFAULT_MAX_INFRA
+from ._live import live_egress, open_live_run
 from ._progress import MODES
 
 
@@ -278,7 +279,7 @@ def run(
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name.replace(":", "-"), config.agent)
         _refuse_used(run_dir)
-    live_run = _open_live(loaded, config, run_dir, live, list(cassettes), executor)
+    live_run = open_live_run(loaded, config, run_dir, live, list(cassettes), executor)
     if live_run is not None:
         config = config.model_copy(update={"live": live_run.info})
 
@@ -342,11 +343,9 @@ def _execute(
     """Run under the run directory's lock, with progress and Ctrl-C handling (and, for live
     tasks, the egress proxy running for the length of the episodes)."""
     import shutil
-    from contextlib import nullcontext
 
     from toolproof.engine import plan
     from toolproof.results import LOCK_NAME, RunLock, RunReader, RunStore
-    from toolproof.tools.toolkits.live import use_egress
 
     from ._interrupt import stop_on_signals
     from ._progress import default_streams, make_reporter
@@ -371,15 +370,10 @@ def _execute(
         with stop_on_signals(runner.request_stop, resume_command(run_dir)):
             reporter.start()
             try:
-                if live_run is not None:
-                    live_run.start()
-                route = use_egress(live_run.proxy.url, live_run.proxy.token) if live_run else None
-                with route or nullcontext():
+                with live_egress(live_run):
                     summary: dict[str, Any] = asyncio.run(runner.run())
             finally:
                 reporter.close()
-                if live_run is not None:
-                    live_run.close()
         return summary
     except BaseException:
         if created and [p.name for p in run_dir.iterdir()] in ([], [LOCK_NAME]):
@@ -422,35 +416,6 @@ def _finish(
         click.echo(json.dumps(event, sort_keys=True))
     if verdict.code:
         raise SystemExit(verdict.code)
-
-
-def _open_live(
-    suite: Suite, config: RunConfig, run_dir: Path, mode: str, cassettes: list[Path], executor: str
-) -> LiveRun | None:
-    """Make the egress proxy when the run has live tasks (secrets from this environment).
-
-    Raises:
-        click.UsageError: the proxy cannot start (no cassettes, a secret unset, ray).
-    """
-    import os
-
-    from toolproof.live import LiveError, live_tasks, open_live
-
-    if not live_tasks(suite, config.select(suite)):
-        return None
-    if executor != "local":
-        raise click.UsageError("live tasks run on the local executor only (their proxy is local)")
-    try:
-        return open_live(
-            suite,
-            config.select(suite),
-            mode="record" if mode == "record" else "replay",
-            run_dir=run_dir,
-            environ=os.environ,
-            cassettes=cassettes,
-        )
-    except LiveError as exc:
-        raise click.UsageError(str(exc)) from None
 
 
 def _host_backend(suite: Suite) -> str | None:

@@ -1,7 +1,7 @@
 """The ``Sandbox`` base class: what every backend shares.
 
 A backend turns a command into an argv (``bwrap ...``, ``podman run ...``) and says
-how limits are applied; the base class owns the rest: checking arguments, the
+how limits are applied; the base class owns the rest: checking arguments (``_args``), the
 per-command cgroup and rlimits, running the tree (``_spawn``), deciding which
 limit was hit (``_detect``), the workspace size check, and clean-up on ``close``.
 """
@@ -9,7 +9,6 @@ limit was hit (``_detect``), the workspace size check, and clean-up on ``close``
 from __future__ import annotations
 
 import logging
-import posixpath
 import shutil
 import subprocess
 import tempfile
@@ -21,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
+from toolproof.sandbox._args import WORKSPACE, check_binds, check_env, command_argv, inner_cwd
 from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
     RLIMIT_FAILED,
@@ -48,26 +48,8 @@ from toolproof.sandbox._wsfs import (
 
 __all__ = ["WORKSPACE", "Sandbox"]
 
-#: Where the workspace appears inside every backend.
-WORKSPACE = "/workspace"
 _log = logging.getLogger(__name__)
 _DEFAULT_LIMITS = ResourceLimits()
-
-
-def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
-    """``ro_binds`` with resolved host paths, or SandboxError naming the bad entry."""
-    checked: dict[str, str] = {}
-    for host, inside in (binds or {}).items():
-        inner = posixpath.normpath(inside) if isinstance(inside, str) else ""
-        if not inner.startswith("/") or inner == "/" or "\0" in inner:
-            raise SandboxError(f"ro_binds: {inside!r} must be an absolute path inside, not /")
-        hidden = (WORKSPACE, "/tmp", "/proc", "/dev")
-        if inner in hidden or inner.startswith(tuple(h + "/" for h in hidden)):
-            raise SandboxError(f"ro_binds: {inside!r} would hide /workspace, /tmp, /proc or /dev")
-        if not Path(host).is_absolute() or not Path(host).exists():
-            raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
-        checked[str(Path(host).resolve())] = inner
-    return checked
 
 
 class Sandbox(ABC):
@@ -142,7 +124,7 @@ class Sandbox(ABC):
         self.workspace = path.resolve()
         self.limits = limits
         self.image = image
-        self.ro_binds = _check_binds(ro_binds)
+        self.ro_binds = check_binds(ro_binds)
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[bytes]] = set()
         self._closed = False
@@ -286,23 +268,9 @@ class Sandbox(ABC):
 
     # -- helpers for backends -------------------------------------------------
 
-    @staticmethod
-    def _argv(command: str | Sequence[str]) -> list[str]:
-        if isinstance(command, str):
-            if not command.strip():
-                raise SandboxError("command is empty; pass a shell command line or an argv list")
-            return ["/bin/sh", "-c", command]
-        argv = list(command)
-        if not argv or not all(isinstance(a, str) for a in argv):
-            raise SandboxError(f"command must be a non-empty list of strings, got {command!r}")
-        return argv
-
-    @staticmethod
-    def _inner_cwd(cwd: str) -> str:
-        """``cwd`` as an absolute, normalised path inside the sandbox."""
-        if "\0" in cwd:
-            raise SandboxError(f"cwd {cwd!r} contains a NUL byte")
-        return posixpath.normpath(posixpath.join(WORKSPACE, cwd))
+    _argv = staticmethod(command_argv)
+    _inner_cwd = staticmethod(inner_cwd)
+    _check_env = staticmethod(check_env)
 
     def _host_path(self, inner: str) -> Path | None:
         """The host path of an inside path under /workspace, or None if it is elsewhere."""
@@ -321,16 +289,6 @@ class Sandbox(ABC):
         if host is not None and not host.is_dir():
             raise SandboxError(f"cwd {cwd!r} is not a directory in the workspace {self.workspace}")
         return inner
-
-    @staticmethod
-    def _check_env(env: Mapping[str, str] | None) -> dict[str, str]:
-        checked = dict(env or {})
-        for key, value in checked.items():
-            if not key or "=" in key or "\0" in key or "\0" in str(value):
-                raise SandboxError(f"env variable {key!r} is not a valid name/value pair")
-            if not isinstance(value, str):
-                raise SandboxError(f"env[{key!r}] must be a string, got {type(value).__name__}")
-        return checked
 
     def _scratch_dir(self) -> Path:
         """A private host directory removed on ``close`` (home, tmp, generated files)."""

@@ -1,0 +1,64 @@
+"""What a caller may hand a sandbox: commands, a working directory, variables, read-only binds.
+
+Each check refuses a bad value with a :class:`SandboxError` that quotes it; the backends
+call them through the ``Sandbox`` base class.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from toolproof.sandbox._errors import SandboxError
+
+__all__ = ["WORKSPACE", "check_binds", "check_env", "command_argv", "inner_cwd"]
+
+#: Where the workspace appears inside every backend.
+WORKSPACE = "/workspace"
+
+
+def check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
+    """``ro_binds`` with resolved host paths, or SandboxError naming the bad entry."""
+    checked: dict[str, str] = {}
+    for host, inside in (binds or {}).items():
+        inner = posixpath.normpath(inside) if isinstance(inside, str) else ""
+        if not inner.startswith("/") or inner == "/" or "\0" in inner:
+            raise SandboxError(f"ro_binds: {inside!r} must be an absolute path inside, not /")
+        hidden = (WORKSPACE, "/tmp", "/proc", "/dev")
+        if inner in hidden or inner.startswith(tuple(h + "/" for h in hidden)):
+            raise SandboxError(f"ro_binds: {inside!r} would hide /workspace, /tmp, /proc or /dev")
+        if not Path(host).is_absolute() or not Path(host).exists():
+            raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
+        checked[str(Path(host).resolve())] = inner
+    return checked
+
+
+def command_argv(command: str | Sequence[str]) -> list[str]:
+    """A shell command line as ``/bin/sh -c`` argv, or an argv list checked to be strings."""
+    if isinstance(command, str):
+        if not command.strip():
+            raise SandboxError("command is empty; pass a shell command line or an argv list")
+        return ["/bin/sh", "-c", command]
+    argv = list(command)
+    if not argv or not all(isinstance(a, str) for a in argv):
+        raise SandboxError(f"command must be a non-empty list of strings, got {command!r}")
+    return argv
+
+
+def inner_cwd(cwd: str) -> str:
+    """``cwd`` as an absolute, normalised path inside the sandbox."""
+    if "\0" in cwd:
+        raise SandboxError(f"cwd {cwd!r} contains a NUL byte")
+    return posixpath.normpath(posixpath.join(WORKSPACE, cwd))
+
+
+def check_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The variables added to a sandbox's environment, each checked to be a name and a string."""
+    checked = dict(env or {})
+    for key, value in checked.items():
+        if not key or "=" in key or "\0" in key or "\0" in str(value):
+            raise SandboxError(f"env variable {key!r} is not a valid name/value pair")
+        if not isinstance(value, str):
+            raise SandboxError(f"env[{key!r}] must be a string, got {type(value).__name__}")
+    return checked
