@@ -210,7 +210,7 @@ def run(
     from toolproof.engine.preflight import load_checked_suite
     from toolproof.results import RunReader
     from toolproof.spec import resolve_suite_path
-    from toolproof.spec.providers import split_name
+    from toolproof.spec.providers import is_provided
 
     load_plugins()
     given = {
@@ -242,8 +242,7 @@ def run(
     if suite is not None or resume is None:
         if suite is None:
             raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")
-        provided = split_name(suite) is not None and not Path(suite).exists()
-        fields["suite"] = suite if provided else str(resolve_suite_path(suite))
+        fields["suite"] = suite if is_provided(suite) else str(resolve_suite_path(suite))
     if resume is None or "agent" in given:
         if agent is None:
             raise click.UsageError("give --agent (e.g. --agent oracle); see `toolproof list`")

@@ -46,7 +46,7 @@ from toolproof.spec import (
     suite_root_of,
     validate_target,
 )
-from toolproof.spec.providers import split_name
+from toolproof.spec.providers import is_provided
 from toolproof.tools import ToolImpl, load_builtin, registry, resolve_tools, toolkits
 from toolproof.tools.toolkits.user import user_simulators
 
@@ -65,11 +65,7 @@ def load_checked_suite(name_or_path: str | Path, *, allow_drift: bool = False) -
         SpecError: every problem of every file, each with file, line and field.
     """
     suite = load_suite(name_or_path, allow_drift=allow_drift)
-    provided = (
-        isinstance(name_or_path, str)
-        and split_name(name_or_path) is not None
-        and not Path(name_or_path).exists()
-    )
+    provided = is_provided(name_or_path)
     # A provided suite's reference calls are the upstream benchmark's own ground truth, which
     # its own checker scores (some fail their own schemas, as upstream ships them: see
     # docs/bfcl.md); they are not toolproof's to refuse.

@@ -12,6 +12,7 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import Problem, SpecError
 from .suite import Suite
@@ -48,6 +49,16 @@ def split_name(name: str) -> tuple[str, str | None] | None:
     if match is None or match["prefix"] not in PROVIDERS:
         return None
     return match["prefix"], match["part"]
+
+
+def is_provided(name_or_path: str | Path) -> bool:
+    """Whether ``name_or_path`` names a provided suite: a provider claims the name and no
+    file or folder of that name exists (a folder of the same name wins)."""
+    return (
+        isinstance(name_or_path, str)
+        and split_name(name_or_path) is not None
+        and not Path(name_or_path).exists()
+    )
 
 
 def provided_suite(name: str, *, allow_drift: bool = False) -> Suite | None:
