@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,3 +89,18 @@ class CliResult:
     code: int
     out: str
     err: str
+
+
+@contextlib.contextmanager
+def blocking_agents(folder: Path, name: str) -> Iterator[Any]:
+    """Import the test module ``name`` from ``folder``: agents or checks that block until its
+    ``RELEASE`` event is set. ``RELEASE`` is cleared first and set on the way out, so no
+    thread is left blocked after the test, and ``folder`` leaves ``sys.path`` again."""
+    sys.path.insert(0, str(folder))
+    module = importlib.import_module(name)
+    module.RELEASE.clear()
+    try:
+        yield module
+    finally:
+        module.RELEASE.set()
+        sys.path.remove(str(folder))

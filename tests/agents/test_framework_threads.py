@@ -9,7 +9,6 @@ stored: on the harness's loop, nothing else could finish.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,22 +21,15 @@ from toolproof.agents.builtin._own_thread import OwnThreadDrivenAgent
 from toolproof.engine import RunConfig, Runner
 from toolproof.results import EpisodeRecord, RunReader
 from toolproof.spec import load_suite, render
-from toolproof_helpers import make_task, write_suite
+from toolproof_helpers import blocking_agents, make_task, write_suite
 
 HERE = Path(__file__).parent
 
 
 @pytest.fixture
 def blocking() -> Iterator[Any]:
-    sys.path.insert(0, str(HERE))
-    import blocking_frameworks
-
-    blocking_frameworks.RELEASE.clear()
-    try:
-        yield blocking_frameworks
-    finally:
-        blocking_frameworks.RELEASE.set()  # no thread is left blocked after the test
-        sys.path.remove(str(HERE))
+    with blocking_agents(HERE, "blocking_frameworks") as module:
+        yield module
 
 
 def _suite(root: Path, marker: str) -> Path:

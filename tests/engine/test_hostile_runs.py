@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import yaml
 from toolproof.engine import RunConfig, Runner
 from toolproof.results import EpisodeRecord, RunReader
 from toolproof.spec import resolve_suite_path
+from toolproof_helpers import blocking_agents
 
 HERE = Path(__file__).parent
 TASKS = ["stock-sum", "stock-lookup", "hello-file", "calc-expression"]
@@ -30,16 +30,9 @@ def hostile(tmp_path: Path) -> Iterator[Path]:
     config = yaml.safe_load((root / "suite.yaml").read_text())
     config["limits"].update(step_timeout_s=1.0)
     (root / "suite.yaml").write_text(yaml.safe_dump(config))
-    sys.path.insert(0, str(HERE))
-    import hostile_agents
-
-    hostile_agents.RELEASE.clear()
-    hostile_agents.use_suite(str(root))
-    try:
+    with blocking_agents(HERE, "hostile_agents") as module:
+        module.use_suite(str(root))
         yield root
-    finally:
-        hostile_agents.RELEASE.set()  # no thread is left blocked after the test
-        sys.path.remove(str(HERE))
 
 
 def _run(suite: Path, agent: str, run_dir: Path, **extra: object) -> dict[str, EpisodeRecord]:

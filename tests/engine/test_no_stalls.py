@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,22 +21,15 @@ from toolproof.results import EpisodeRecord, RunReader
 from toolproof.sandbox import get_backend
 from toolproof.spec import load_suite, render
 from toolproof.worlds import BlobStore, World, WorldSnapshot
-from toolproof_helpers import FIXTURES, make_task, write_suite
+from toolproof_helpers import FIXTURES, blocking_agents, make_task, write_suite
 
 HERE = Path(__file__).parent
 
 
 @pytest.fixture
 def stall() -> Iterator[Any]:
-    sys.path.insert(0, str(HERE))
-    import stall_agents
-
-    stall_agents.RELEASE.clear()
-    try:
-        yield stall_agents
-    finally:
-        stall_agents.RELEASE.set()  # no thread is left blocked after the test
-        sys.path.remove(str(HERE))
+    with blocking_agents(HERE, "stall_agents") as module:
+        yield module
 
 
 def _suite(root: Path, step_timeout_s: float = 20.0) -> Path:
