@@ -326,3 +326,22 @@ def test_checks_are_named_after_their_kind_and_index_unless_named() -> None:
     assert check({"kind": "output", "contains": ["x"]}, answer="x").name == "output_0"
     named = check({"kind": "output", "name": "says_x", "weight": 2, "contains": ["x"]}, answer="x")
     assert (named.name, named.weight, named.kind) == ("says_x", 2.0, "output")
+
+
+def _hostile_readme(world: World) -> None:
+    assert world.workspace is not None
+    (world.workspace.root / "README.md").write_text("b" * 5_000 + "!")
+
+
+def test_a_backtracking_regex_cannot_hold_the_scorer() -> None:
+    """A hostile answer against a pattern that backtracks badly: bounded, and a failure."""
+    hostile = "a" * 5_000 + "!"
+    result = check({"kind": "output", "regex": r"^(a|a)*$"}, answer=hostile)
+    assert not result.passed
+    assert "could not be matched against /^(a|a)*$/ within 1 s" in result.detail
+    files = check(
+        {"kind": "state", "files": {"README.md": {"regex": r"^(\w|\w)*$"}}},
+        mutate=_hostile_readme,
+        world=WORKSPACE,
+    )
+    assert not files.passed and "could not be matched" in files.detail

@@ -393,3 +393,10 @@ def test_a_task_loaded_twice_is_equal(tmp_path: Path) -> None:
     path = write_yaml(tmp_path / "stock.yaml", make_task())
     assert load_task(path) == load_task(path)
     assert load_task(path).source is not None
+
+
+def test_a_check_regex_that_does_not_compile_is_a_file_line_problem(tmp_path: Path) -> None:
+    path = tmp_path / "stock.yaml"
+    (problem,) = _task_problems(path, success=[{"kind": "output", "regex": "(unclosed"}])
+    assert problem.field == "success[0].regex" and problem.line is not None
+    assert "regex '(unclosed' does not compile" in problem.message

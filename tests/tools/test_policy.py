@@ -169,3 +169,10 @@ def test_the_first_stop_request_wins() -> None:
     request_stop(ctx, Termination.RESOURCE_LIMIT, "first")
     request_stop(ctx, Termination.POLICY_VIOLATION, "second")
     assert requested_stop(ctx) == (Termination.RESOURCE_LIMIT, "first")
+
+
+def test_a_regex_rule_that_runs_out_of_time_counts_as_broken() -> None:
+    """A command made to make the rule's pattern backtrack is refused, not waved through."""
+    rule = PolicyRule(name="no-a", regex=r"^(a|a)*$")
+    assert rule_matches(rule, "run_command", {"command": "a" * 5_000 + "!"})
+    assert not rule_matches(rule, "run_command", {"command": "ls"})

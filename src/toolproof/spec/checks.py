@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from .lint_checks import (
     ChangeBudgetCheck,
@@ -18,6 +18,10 @@ from .lint_checks import (
     ProtectedCheck,
     SuppressionCheck,
 )
+from .patterns import check_pattern
+
+#: A task author's pattern: it must compile (matched in bounded time, see ``patterns``).
+_Regex = Annotated[str, AfterValidator(check_pattern)]
 
 
 class _Check(BaseModel):
@@ -38,7 +42,7 @@ class FileExpectation(BaseModel):
     equals: str | None = Field(None, description="Exact content (a trailing newline is ignored).")
     contains: list[str] = Field(default_factory=list, description="Substrings that must appear.")
     not_contains: list[str] = Field(default_factory=list, description="Substrings that must not.")
-    regex: str | None = Field(None, description="A regular expression the content must match.")
+    regex: _Regex | None = Field(None, description="A regular expression the content must match.")
     sha256: str | None = Field(None, description="Exact content hash (for protected files).")
 
 
@@ -80,7 +84,7 @@ class OutputCheck(_Check):
     any_of: list[str] = Field(
         default_factory=list, description="At least one of these substrings must appear."
     )
-    regex: str | None = Field(None, description="A regular expression the answer must match.")
+    regex: _Regex | None = Field(None, description="A regular expression the answer must match.")
     number: float | None = Field(
         None, description="A number that must appear in the answer (see tolerance)."
     )

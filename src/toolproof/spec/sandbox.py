@@ -23,10 +23,11 @@ built-in default in :data:`SANDBOX_DEFAULTS`. A limit of ``0`` turns it off.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .patterns import check_pattern
 
 MAX_SECONDS = 7 * 24 * 3600
 """Longest time a sandbox limit may be (a week); larger ones overflow timers."""
@@ -197,12 +198,7 @@ class PolicyRule(BaseModel):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"regex {value!r} does not compile: {exc}") from None
-        return value
+        return None if value is None else check_pattern(value)
 
     @model_validator(mode="after")
     def _one_matcher(self) -> PolicyRule:

@@ -21,7 +21,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from toolproof.spec import PolicyRule, PolicySpec
+from toolproof.spec import PolicyRule, PolicySpec, patterns
 from toolproof.trajectory import Termination, ToolCall
 
 from ._shellwords import path_forms, simple_commands
@@ -92,8 +92,8 @@ def rule_matches(rule: PolicyRule, tool: str, arguments: dict[str, object]) -> b
     if not isinstance(value, str):
         return False
     if rule.regex is not None:
-        flags = re.IGNORECASE if rule.ignore_case else 0
-        return re.search(rule.regex, value, flags) is not None
+        # A match that runs out of time counts as broken: a policy fails closed.
+        return bool(patterns.search(rule.regex, value, ignore_case=rule.ignore_case))
     program, *wanted = rule.argv or [""]
     for words in simple_commands(value):
         if not _program_matches(program, words[0], rule.ignore_case):

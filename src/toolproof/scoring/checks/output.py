@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
-from toolproof.spec import OutputCheck
+from toolproof.spec import OutputCheck, patterns
 
 from ..base import CheckResult, ScoringContext, check, result
 from ._commit import number_hedge, text_hedge
@@ -62,8 +60,13 @@ def evaluate(spec: OutputCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
     if spec.any_of and not any(norm(i, spec.case_sensitive) in text for i in spec.any_of):
         failures.append(f"answer has none of {spec.any_of!r}")
     if spec.regex is not None:
-        flags = 0 if spec.case_sensitive else re.IGNORECASE
-        if re.search(spec.regex, answer, flags) is None:
+        found = patterns.search(spec.regex, answer, ignore_case=not spec.case_sensitive)
+        if found == patterns.TIMED_OUT:
+            failures.append(
+                f"answer could not be matched against /{spec.regex}/ within "
+                f"{patterns.MATCH_TIMEOUT_S:g} s: counted as not matching"
+            )
+        elif not found:
             failures.append(f"answer does not match /{spec.regex}/")
     if spec.number is not None:
         target = spec.number

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.spec import FileExpectation, StateCheck
+from toolproof.spec import FileExpectation, StateCheck, patterns
 from toolproof.worlds import World, records
 
 from ..base import CheckResult, ScoringContext, check, result
@@ -70,8 +69,15 @@ def _file_problems(path: str, expect: FileExpectation, ctx: ScoringContext) -> l
         failures.append(f"{path} holds {shown!r}, expected {expect.equals!r}")
     failures.extend(f"{path} lacks {s!r}" for s in expect.contains if s not in text)
     failures.extend(f"{path} contains {s!r}" for s in expect.not_contains if s in text)
-    if expect.regex is not None and re.search(expect.regex, text, re.MULTILINE) is None:
-        failures.append(f"{path} does not match /{expect.regex}/")
+    if expect.regex is not None:
+        found = patterns.search(expect.regex, text, multiline=True)
+        if found == patterns.TIMED_OUT:
+            failures.append(
+                f"{path} could not be matched against /{expect.regex}/ within "
+                f"{patterns.MATCH_TIMEOUT_S:g} s: counted as not matching"
+            )
+        elif not found:
+            failures.append(f"{path} does not match /{expect.regex}/")
     if expect.sha256 is not None and hashlib.sha256(data).hexdigest() != expect.sha256:
         failures.append(f"{path} was modified (hash differs)")
     return failures
