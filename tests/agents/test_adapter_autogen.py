@@ -81,8 +81,14 @@ async def test_autogen_example_completes_stock_sum() -> None:
     ]
     declared = resolve_tools(core().task("stock-sum"))
     assert offered == {t.schema.name: t.schema.parameters for t in declared}
-    assert trajectory.usage() == Usage(input_tokens=380, output_tokens=42)
-    assert trajectory.steps[0].usage == Usage(input_tokens=100, output_tokens=20)
+    # every model call, counted and priced by the model gateway (gpt-4o-mini: $0.15/$0.60)
+    assert (trajectory.usage().input_tokens, trajectory.usage().output_tokens) == (380, 42)
+    assert trajectory.usage().cost_usd == pytest.approx((380 * 0.15 + 42 * 0.6) / 1e6)
+    assert (trajectory.steps[0].usage.input_tokens, trajectory.steps[0].usage.output_tokens) == (
+        100,
+        20,
+    )
+    assert trajectory.steps[0].usage.cost_usd == pytest.approx((100 * 0.15 + 20 * 0.6) / 1e6)
 
 
 async def test_bad_arguments_are_answered_by_the_gateway() -> None:
