@@ -23,7 +23,7 @@ from toolproof.results import EpisodeRecord
 from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
 from toolproof.tools import resolve_tools
-from toolproof.trajectory import Termination, Usage
+from toolproof.trajectory import Termination
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 AGENT = "autogen:autogen_agent:make_agent"

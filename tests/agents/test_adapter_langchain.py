@@ -27,7 +27,7 @@ from toolproof.results import EpisodeRecord
 from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
 from toolproof.tools import resolve_tools
-from toolproof.trajectory import Termination, Usage
+from toolproof.trajectory import Termination
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 AGENT = "langchain:langgraph_agent:make_agent"
@@ -153,7 +153,7 @@ async def test_a_factory_gets_only_the_options_it_declares(tmp_path: Path) -> No
 
 
 def test_an_option_the_factory_does_not_declare_is_refused_at_once() -> None:
-    with pytest.raises(SpecError, match="has no parameter 'temperature'.*declares: model"):
+    with pytest.raises(SpecError, match=r"has no parameter 'temperature'.*declares: model"):
         build_agent(parse_agent_spec(f"langchain:{__name__}:narrow_factory", {"temperature": 0.2}))
 
 

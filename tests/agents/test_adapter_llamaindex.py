@@ -23,7 +23,7 @@ from toolproof.results import EpisodeRecord
 from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
 from toolproof.tools import resolve_tools
-from toolproof.trajectory import Termination, Usage
+from toolproof.trajectory import Termination
 
 # llama-index-workflows builds every agent with inspect.getmembers(), which touches
 # pydantic's deprecated class attributes; the warnings are theirs, not ours.
