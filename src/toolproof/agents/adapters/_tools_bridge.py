@@ -31,13 +31,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from toolproof import gateway
 from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import ToolSchema, Usage
 
-from ..base import AgentFactory, AgentInfraError, AgentSpec, EpisodeContext, ToolSession
+from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession
 from ..builtin.python_agent import import_target
-from ._via_gateway import HARNESS_OPTIONS, GatewayPlan, agent_options, gateway_plan
+from ._via_gateway import HARNESS_OPTIONS, GatewayPlan, agent_options, episode_link, gateway_plan
 
 
 def _installed(module: str) -> bool:
@@ -223,28 +222,14 @@ class FrameworkAgent(ABC):
         Raises:
             AgentInfraError: a model call failed for reasons not the agent's.
         """
-        server = gateway.shared()
-        link = server.open(
-            self.plan.route, self.epoch, sink=lambda call: session.record_usage(call.usage)
-        )
-        try:
+        async with episode_link(self.plan, self.epoch, session) as link:
             tools = self.make_tools(session)
             options = self.factory_options(link.urls())
             made = self.factory(tools, system_prompt=session.system_prompt, **options)
-            try:
-                async with entered(made) as agent:
-                    if agent is None:
-                        raise TypeError(f"the factory of {self.label} returned None, not an agent")
-                    answer = await self.invoke(agent, session)
-            except Exception:
-                if link.infra_error is not None:
-                    raise AgentInfraError(link.infra_error) from None
-                raise
-            if link.infra_error is not None:
-                raise AgentInfraError(link.infra_error)
-            return answer
-        finally:
-            server.close(link)
+            async with entered(made) as agent:
+                if agent is None:
+                    raise TypeError(f"the factory of {self.label} returned None, not an agent")
+                return await self.invoke(agent, session)
 
 
 def build_framework(

@@ -15,17 +15,22 @@ and the agent is handed its episode's gateway URL and a placeholder key instead:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from toolproof import gateway
 from toolproof.gateway import (
     DEFAULT_BASE_URLS,
     Api,
     Counted,
+    EpisodeLink,
     GatewayFailure,
+    ModelCall,
     Route,
     Send,
     Upstream,
@@ -35,7 +40,7 @@ from toolproof.gateway import (
 from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import Usage
 
-from ..base import AgentInfraError
+from ..base import AgentInfraError, ToolSession
 from ._cache import ModelCache
 from ._cost import PriceTable, prices_option
 from ._retry import (
@@ -182,3 +187,37 @@ def agent_options(
     if plan.model is not None:
         given["model"] = plan.model
     return given
+
+
+@contextlib.asynccontextmanager
+async def episode_link(
+    plan: GatewayPlan, epoch: int, session: ToolSession
+) -> AsyncIterator[EpisodeLink]:
+    """The episode's gateway path while the agent runs; each call's usage lands on the session.
+
+    The gateway answers on its own thread, so usage is handed to the agent's event
+    loop (where the session lives) with ``call_soon_threadsafe``.
+
+    Raises:
+        AgentInfraError: a model call failed for reasons not the agent's (the agent's
+            own exception, if it raised one because of it, is replaced).
+    """
+    loop = asyncio.get_running_loop()
+
+    def sink(call: ModelCall) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the episode is over
+            loop.call_soon_threadsafe(session.record_usage, call.usage)
+
+    server = gateway.shared()
+    link = server.open(plan.route, epoch, sink)
+    try:
+        try:
+            yield link
+        except Exception:
+            if link.infra_error is not None:
+                raise AgentInfraError(link.infra_error) from None
+            raise
+        if link.infra_error is not None:
+            raise AgentInfraError(link.infra_error)
+    finally:
+        server.close(link)
