@@ -125,3 +125,17 @@ def test_missing_llamaindex_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", find_spec)
     with pytest.raises(SpecError, match=r"pip install 'toolproof\[llamaindex\]'"):
         build_agent(parse_agent_spec(AGENT))
+
+
+async def test_a_cached_rerun_makes_no_model_call_and_scores_the_same(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    with ModelServer(sequence_policy(STOCK_SUM)) as server:
+        first = await run_task(AGENT, {"base_url": server.base_url, "api_key": "k", "cache": cache})
+        assert server.calls == 3
+    with ModelServer([]) as empty:  # nothing scripted: a provider call would fail
+        again = await run_task(AGENT, {"base_url": empty.base_url, "api_key": "k", "cache": cache})
+        assert empty.calls == 0
+    assert again.trajectory.termination is Termination.COMPLETED, again.trajectory.error
+    assert again.score.passed and first.score.passed
+    assert again.trajectory.final_answer == first.trajectory.final_answer
+    assert again.trajectory.usage() == first.trajectory.usage()
