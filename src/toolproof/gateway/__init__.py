@@ -21,6 +21,7 @@ policy are hooks (:class:`Route`) that the agent adapters fill in.
 """
 
 from ._link import PLACEHOLDER_KEY, EpisodeLink, ModelCall, Sink, episode_urls
+from ._model import ModelRef, ModelSpecError, parse_model
 from ._route import (
     DEFAULT_BASE_URLS,
     Api,
@@ -47,6 +48,8 @@ __all__ = [
     "GatewayFailure",
     "ModelCall",
     "ModelGateway",
+    "ModelRef",
+    "ModelSpecError",
     "Pricer",
     "ReplyCache",
     "Retrier",
@@ -58,6 +61,7 @@ __all__ = [
     "UpstreamStatus",
     "episode_urls",
     "json_usage",
+    "parse_model",
     "send_once",
     "shared",
     "stop_shared",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Mapping
@@ -71,6 +73,7 @@ async def forward(
     body: dict[str, Any],
     client_headers: Mapping[str, str],
     client: httpx.AsyncClient,
+    limit: asyncio.Semaphore | None = None,
 ) -> Response:
     """Answer one call of an episode: from the cache, else from the provider (with retries).
 
@@ -91,7 +94,7 @@ async def forward(
         reply = UpstreamReply(200, str(stored["content_type"]), str(stored["body"]))
     else:
         try:
-            reply = await _fetch(link, api, rest, sent, client_headers, client)
+            reply = await _fetch(link, api, rest, sent, client_headers, client, limit)
         except GatewayFailure as exc:
             if exc.infra:
                 link.fail(f"model gateway: {api} {body['model']}: {exc}")
@@ -140,6 +143,7 @@ async def _fetch(
     body: dict[str, Any],
     client_headers: Mapping[str, str],
     client: httpx.AsyncClient,
+    limit: asyncio.Semaphore | None,
 ) -> UpstreamReply:
     route = link.route
     upstream = route.upstreams[api]
@@ -148,11 +152,11 @@ async def _fetch(
     content = json.dumps(body, ensure_ascii=False).encode()
 
     async def send() -> UpstreamReply:
-        slots = route.slots()
-        if slots is not None:
-            async with slots:
-                return await _post(url, headers, content)
-        return await _post(url, headers, content)
+        async with contextlib.AsyncExitStack() as held:
+            for slots in (limit, route.slots()):
+                if slots is not None:
+                    await held.enter_async_context(slots)
+            return await _post(url, headers, content)
 
     async def _post(url: str, headers: dict[str, str], content: bytes) -> UpstreamReply:
         route.upstream_calls += 1

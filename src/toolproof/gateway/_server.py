@@ -64,6 +64,9 @@ class ModelGateway:
         self._thread: threading.Thread | None = None
         self._port = 0
         self._client: httpx.AsyncClient | None = None
+        self.max_concurrent: int | None = None
+        """At most this many upstream calls at once across every run (``--max-model-calls``)."""
+        self._slots: asyncio.Semaphore | None = None
 
     @property
     def base(self) -> str:
@@ -123,7 +126,7 @@ class ModelGateway:
         try:
             await server.serve(sockets=[sock])
         finally:
-            client, self._client = self._client, None
+            client, self._client, self._slots = self._client, None, None
             if client is not None:
                 await client.aclose()
             sock.close()
@@ -195,7 +198,7 @@ class ModelGateway:
             return body
         client = self._http()
         try:
-            return await forward(link, api, rest, body, request.headers, client)
+            return await forward(link, api, rest, body, request.headers, client, self._limit())
         except Exception as exc:  # a transport failure the route's retrier gave up on
             link.fail(f"model gateway: {api}: {type(exc).__name__}: {exc}"[:500])
             return error(api, 502, "the model provider could not be reached", "api_error")
@@ -209,6 +212,11 @@ class ModelGateway:
                 return None
             chunks.append(chunk)
         return b"".join(chunks)
+
+    def _limit(self) -> asyncio.Semaphore | None:
+        if self.max_concurrent is not None and self._slots is None:  # on the gateway's loop
+            self._slots = asyncio.Semaphore(self.max_concurrent)
+        return self._slots
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:  # made on the gateway's loop, used only there
