@@ -96,6 +96,24 @@ async def test_langgraph_example_completes_stock_sum() -> None:
     assert trajectory.steps[0].usage.cost_usd == pytest.approx((100 * 0.15 + 20 * 0.6) / 1e6)
 
 
+async def test_every_model_call_is_listed_on_the_step_it_led_to() -> None:
+    with ModelServer(sequence_policy(STOCK_SUM)) as server:
+        record = await run_task(AGENT, {"base_url": server.base_url, "api_key": "test"})
+    steps = record.trajectory.steps
+    listed = [call for step in steps for call in step.annotations.get("model_calls", [])]
+    assert [c["usage"]["input_tokens"] for c in listed] == [100, 130, 150]
+    first = steps[0].annotations["model_calls"][0]
+    assert (first["api"], first["model"], first["status"], first["cached"]) == (
+        "openai",
+        "gpt-4o-mini",
+        200,
+        False,
+    )
+    assert first["request_messages"] == 2 and len(first["request_sha256"]) == 64
+    assert '"tool_calls"' in first["reply"] and first["latency_s"] >= 0
+    assert steps[-1].annotations["model_calls"][0]["reply"].count("42 units") == 1
+
+
 async def test_bad_arguments_are_answered_by_the_gateway() -> None:
     script = [
         ScriptedReply(tool_calls=[ScriptedToolCall("get_stock", {"product": "A"})]),

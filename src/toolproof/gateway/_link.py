@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 import threading
 from collections.abc import Callable
@@ -11,6 +13,10 @@ from typing import Any
 from toolproof.trajectory import Usage
 
 from ._route import Route
+
+
+REPLY_CHARS = 64 * 1024
+"""The most characters of a reply kept in the trajectory."""
 
 
 def new_token() -> str:
@@ -42,8 +48,12 @@ class ModelCall:
     request: Any
     reply: str
 
-    def summary(self) -> dict[str, Any]:
-        """The call without its bodies, as plain data."""
+    def summary(self, max_reply_chars: int = REPLY_CHARS) -> dict[str, Any]:
+        """The call as plain data for the trajectory: the request by its digest (the whole
+        transcript in every call would grow the record quadratically), the reply as sent
+        (cut at ``max_reply_chars``), tokens, cost and latency."""
+        canonical = json.dumps(self.request, sort_keys=True, separators=(",", ":"))
+        messages = self.request.get("messages") if isinstance(self.request, dict) else None
         return {
             "api": self.api,
             "model": self.model,
@@ -51,6 +61,10 @@ class ModelCall:
             "latency_s": round(self.latency_s, 6),
             "cached": self.cached,
             "usage": self.usage.model_dump(mode="json"),
+            "request_sha256": hashlib.sha256(canonical.encode()).hexdigest(),
+            "request_messages": len(messages) if isinstance(messages, list) else 0,
+            "reply": self.reply[:max_reply_chars],
+            "reply_truncated": len(self.reply) > max_reply_chars,
         }
 
 

@@ -195,8 +195,10 @@ async def episode_link(
 ) -> AsyncIterator[EpisodeLink]:
     """The episode's gateway path while the agent runs; each call's usage lands on the session.
 
-    The gateway answers on its own thread, so usage is handed to the agent's event
-    loop (where the session lives) with ``call_soon_threadsafe``.
+    The gateway answers on its own thread, so each call's usage (and, where the
+    session takes it, the call itself: ``record_model_call``, listed in the next
+    step's ``annotations["model_calls"]``) is handed to the agent's event loop (where
+    the session lives) with ``call_soon_threadsafe``.
 
     Raises:
         AgentInfraError: a model call failed for reasons not the agent's (the agent's
@@ -204,9 +206,16 @@ async def episode_link(
     """
     loop = asyncio.get_running_loop()
 
+    record_call = getattr(session, "record_model_call", None)
+
+    def deliver(call: ModelCall) -> None:  # on the agent's loop, in the order calls ended
+        session.record_usage(call.usage)
+        if callable(record_call):
+            record_call(call.summary())
+
     def sink(call: ModelCall) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: the episode is over
-            loop.call_soon_threadsafe(session.record_usage, call.usage)
+            loop.call_soon_threadsafe(deliver, call)
 
     server = gateway.shared()
     link = server.open(plan.route, epoch, sink)
