@@ -14,7 +14,6 @@ from toolproof.trajectory import Usage
 
 from ._route import Route
 
-
 REPLY_CHARS = 64 * 1024
 """The most characters of a reply kept in the trajectory."""
 
