@@ -224,3 +224,34 @@ def test_model_options_do_not_break_cmd_agents() -> None:
     build_agent(spec)  # no "cmd agents have no option 'cache'"
     with pytest.raises(SpecError, match="unknown provider 'nope'"):
         build_agent(parse_agent_spec("cmd:true", {"provider": "nope"}))
+
+
+ANTHROPIC_CALLER = """
+import os, anthropic
+client = anthropic.Anthropic(max_retries=0)  # ANTHROPIC_BASE_URL and the key from toolproof
+with client.messages.stream(
+    model=os.environ["TOOLPROOF_MODEL"], max_tokens=100,
+    messages=[{"role": "user", "content": "hi"}],
+) as stream:
+    print(stream.get_final_message().content[0].text)
+"""
+
+
+async def test_an_anthropic_sdk_command_is_recorded_and_priced(tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    from toolproof.testing import ModelServer, ScriptedReply
+
+    script = tmp_path / "caller.py"
+    script.write_text(ANTHROPIC_CALLER)
+    options = {"provider": "anthropic", "model": "claude-haiku-4-5", "api_key": "sk-ant"}
+    with ModelServer([ScriptedReply("streamed hello", usage=(60, 4))]) as server:
+        record = await run_task(
+            f"cmd:{PYTHON} {shlex.quote(str(script))}",
+            {**options, "base_url": server.anthropic_base_url},
+        )
+    assert record.trajectory.final_answer == "streamed hello", record.trajectory.error
+    usage = record.trajectory.usage()
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (60, 4, False)
+    assert usage.cost_usd == pytest.approx((60 * 1.0 + 4 * 5.0) / 1e6)  # claude-haiku-4-5
+    (call,) = record.trajectory.steps[-1].annotations["model_calls"]
+    assert (call["api"], call["model"]) == ("anthropic", "claude-haiku-4-5")
