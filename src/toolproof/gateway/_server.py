@@ -35,6 +35,9 @@ from ._route import Api, Route
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """The largest request body accepted (16 MiB: long transcripts fit, a flood does not)."""
 
+MAX_CONNECTIONS = 1024
+"""Connections served at once; more get a 503 (a flood cannot use up the harness's files)."""
+
 BODY_TIMEOUT_S = 30.0
 """Seconds a client has to send its whole body once the request has begun."""
 
@@ -101,6 +104,7 @@ class ModelGateway:
             http="h11",
             ws="none",
             timeout_keep_alive=30,
+            limit_concurrency=MAX_CONNECTIONS,  # past it: 503, the harness keeps its descriptors
             timeout_graceful_shutdown=2,
             h11_max_incomplete_event_size=64 * 1024,  # headers: a flood is refused early
         )

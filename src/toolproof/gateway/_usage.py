@@ -37,7 +37,7 @@ def _int(value: Any) -> int:
 
 
 def _has_int(mapping: dict[str, Any], *names: str) -> bool:
-    return any(isinstance(mapping.get(n), int) for n in names)
+    return any(type(mapping.get(n)) is int for n in names)  # a bool is no count
 
 
 def _openai(usage: dict[str, Any]) -> Counted | None:

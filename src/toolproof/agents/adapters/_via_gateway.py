@@ -112,7 +112,7 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
     if model is not None and not isinstance(model, str):
         raise _bad("model", f"must be a model name, got {model!r}")
     limit = options.get("max_model_calls")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
+    if limit is not None and (type(limit) is not int or limit < 1):
         raise _bad("max_model_calls", f"must be a whole number >= 1, got {limit!r}")
     prices = PriceTable.load(prices_option(options.get("prices")))
     cache = options.get("cache")
