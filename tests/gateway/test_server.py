@@ -275,3 +275,16 @@ def test_the_agent_is_never_handed_the_key(gateway: ModelGateway) -> None:
     assert "secret" not in handed
     assert link.env("gpt-4o")["TOOLPROOF_MODEL"] == "gpt-4o"
     gateway.close(link)
+
+
+def test_an_unreachable_provider_is_a_502_and_an_infra_error(gateway: ModelGateway) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    route = Route(upstreams={"openai": Upstream("openai", f"http://127.0.0.1:{port}/v1")})
+    link = gateway.open(route, epoch=0)
+    with pytest.raises(openai.APIStatusError) as caught:
+        chat(link)
+    assert caught.value.status_code == 502
+    assert link.infra_error is not None and "ConnectError" in link.infra_error
+    gateway.close(link)
