@@ -288,3 +288,14 @@ def test_an_unreachable_provider_is_a_502_and_an_infra_error(gateway: ModelGatew
     assert caught.value.status_code == 502
     assert link.infra_error is not None and "ConnectError" in link.infra_error
     gateway.close(link)
+
+
+def test_a_garbage_reply_is_the_providers_fault(gateway: ModelGateway) -> None:
+    garbage = ScriptedReply(error=ScriptedError(200, body="<html>not json</html>"))
+    with ModelServer([garbage]) as server:
+        link = gateway.open(route_to(server), epoch=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            chat(link)
+    assert caught.value.status_code == 502
+    assert link.infra_error is not None and "not JSON" in link.infra_error
+    gateway.close(link)

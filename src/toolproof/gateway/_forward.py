@@ -123,6 +123,14 @@ async def forward(
     return _response(reply)
 
 
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _json_usage(api: str, text: str) -> Any:
     try:
         return json_usage(api, json.loads(text))
@@ -150,6 +158,7 @@ async def _fetch(
     url = upstream.url(rest)
     headers = upstream.headers(client_headers)
     content = json.dumps(body, ensure_ascii=False).encode()
+    streamed = body.get("stream") is True
 
     async def send() -> UpstreamReply:
         async with contextlib.AsyncExitStack() as held:
@@ -169,6 +178,14 @@ async def _fetch(
         )
         if answer.status_code >= 400:
             raise UpstreamStatus(reply)
+        if not streamed and not _is_json(reply.body):  # garbage is the provider's, not the agent's
+            raise UpstreamStatus(
+                UpstreamReply(
+                    502,
+                    "text/plain",
+                    f"the provider sent a reply that is not JSON: {reply.body[:200]!r}",
+                )
+            )
         return reply
 
     return await route.retrier(send)

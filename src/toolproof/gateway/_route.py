@@ -123,7 +123,8 @@ async def send_once(send: Send) -> UpstreamReply:
     except UpstreamStatus as exc:
         status = exc.reply.status
         infra = status >= 500 or status in (401, 402, 403, 404, 408, 429)
-        raise GatewayFailure(f"HTTP {status}", infra=infra, reply=exc.reply) from exc
+        text = f"HTTP {status}: {exc.reply.body[:300]}"
+        raise GatewayFailure(text, infra=infra, reply=exc.reply) from exc
 
 
 def _no_price(model: str, counted: Counted | None, request_chars: int, reply_chars: int) -> Usage:
