@@ -23,7 +23,7 @@ from toolproof.results import EpisodeRecord
 from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
 from toolproof.tools import resolve_tools
-from toolproof.trajectory import Termination, Usage
+from toolproof.trajectory import Termination
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 AGENT = "autogen:autogen_agent:make_agent"
@@ -81,8 +81,14 @@ async def test_autogen_example_completes_stock_sum() -> None:
     ]
     declared = resolve_tools(core().task("stock-sum"))
     assert offered == {t.schema.name: t.schema.parameters for t in declared}
-    assert trajectory.usage() == Usage(input_tokens=380, output_tokens=42)
-    assert trajectory.steps[0].usage == Usage(input_tokens=100, output_tokens=20)
+    # every model call, counted and priced by the model gateway (gpt-4o-mini: $0.15/$0.60)
+    assert (trajectory.usage().input_tokens, trajectory.usage().output_tokens) == (380, 42)
+    assert trajectory.usage().cost_usd == pytest.approx((380 * 0.15 + 42 * 0.6) / 1e6)
+    assert (trajectory.steps[0].usage.input_tokens, trajectory.steps[0].usage.output_tokens) == (
+        100,
+        20,
+    )
+    assert trajectory.steps[0].usage.cost_usd == pytest.approx((100 * 0.15 + 20 * 0.6) / 1e6)
 
 
 async def test_bad_arguments_are_answered_by_the_gateway() -> None:
@@ -104,3 +110,17 @@ def test_missing_autogen_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SpecError, match=r"pip install 'toolproof\[autogen\]'"):
         build_agent(parse_agent_spec(AGENT))
+
+
+async def test_a_cached_rerun_makes_no_model_call_and_scores_the_same(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    with ModelServer(sequence_policy(STOCK_SUM)) as server:
+        first = await run_task(AGENT, {**options(server), "cache": cache})
+        assert server.calls == 3
+    with ModelServer([]) as empty:  # nothing scripted: a provider call would fail
+        again = await run_task(AGENT, {**options(empty), "cache": cache})
+        assert empty.calls == 0
+    assert again.trajectory.termination is Termination.COMPLETED, again.trajectory.error
+    assert again.score.passed and first.score.passed
+    assert again.trajectory.final_answer == first.trajectory.final_answer
+    assert again.trajectory.usage() == first.trajectory.usage()

@@ -180,3 +180,78 @@ def test_spec_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SpecError, match=r"pip install 'toolproof\[mcp\]'"):
         build_agent(parse_agent_spec("cmd:true"))
+
+
+MODEL_CALLER = """
+import os, openai
+client = openai.OpenAI(max_retries=0)  # OPENAI_BASE_URL and OPENAI_API_KEY from toolproof
+assert os.environ["OPENAI_API_KEY"] == "toolproof-gateway", "the real key leaked"
+for n in range(2):
+    reply = client.chat.completions.create(
+        model=os.environ["TOOLPROOF_MODEL"], messages=[{"role": "user", "content": f"say {n}"}]
+    )
+print(reply.choices[0].message.content)
+"""
+
+
+async def test_a_commands_model_calls_go_through_the_gateway(tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    from toolproof.testing import ModelServer, ScriptedReply
+
+    script = tmp_path / "caller.py"
+    script.write_text(MODEL_CALLER)
+    agent = f"cmd:{PYTHON} {shlex.quote(str(script))}"
+    options = {"model": "gpt-4o-mini", "cache": str(tmp_path / "cache")}
+    replies = [ScriptedReply("zero", usage=(40, 2)), ScriptedReply("one", usage=(50, 3))]
+    with ModelServer(replies) as server:
+        first = await run_task(agent, {**options, "base_url": server.base_url, "api_key": "sk-r"})
+        assert server.calls == 2
+        assert server.requests[0]["model"] == "gpt-4o-mini"
+    assert first.trajectory.final_answer == "one", first.trajectory.error
+    usage = first.trajectory.usage()
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (90, 5, False)
+    assert usage.cost_usd == pytest.approx((90 * 0.15 + 5 * 0.6) / 1e6)
+    with ModelServer([]) as empty:  # a cached rerun: not one provider call
+        again = await run_task(agent, {**options, "base_url": empty.base_url, "api_key": "sk-r"})
+        assert empty.calls == 0
+    assert again.trajectory.final_answer == "one", again.trajectory.error
+    assert again.trajectory.usage() == usage
+    assert again.score.passed == first.score.passed
+
+
+def test_model_options_do_not_break_cmd_agents() -> None:
+    spec = parse_agent_spec("cmd:true", {"cache": "/tmp/x", "model": "m", "provider": "anthropic"})
+    build_agent(spec)  # no "cmd agents have no option 'cache'"
+    with pytest.raises(SpecError, match="unknown provider 'nope'"):
+        build_agent(parse_agent_spec("cmd:true", {"provider": "nope"}))
+
+
+ANTHROPIC_CALLER = """
+import os, anthropic
+client = anthropic.Anthropic(max_retries=0)  # ANTHROPIC_BASE_URL and the key from toolproof
+with client.messages.stream(
+    model=os.environ["TOOLPROOF_MODEL"], max_tokens=100,
+    messages=[{"role": "user", "content": "hi"}],
+) as stream:
+    print(stream.get_final_message().content[0].text)
+"""
+
+
+async def test_an_anthropic_sdk_command_is_recorded_and_priced(tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    from toolproof.testing import ModelServer, ScriptedReply
+
+    script = tmp_path / "caller.py"
+    script.write_text(ANTHROPIC_CALLER)
+    options = {"provider": "anthropic", "model": "claude-haiku-4-5", "api_key": "sk-ant"}
+    with ModelServer([ScriptedReply("streamed hello", usage=(60, 4))]) as server:
+        record = await run_task(
+            f"cmd:{PYTHON} {shlex.quote(str(script))}",
+            {**options, "base_url": server.anthropic_base_url},
+        )
+    assert record.trajectory.final_answer == "streamed hello", record.trajectory.error
+    usage = record.trajectory.usage()
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (60, 4, False)
+    assert usage.cost_usd == pytest.approx((60 * 1.0 + 4 * 5.0) / 1e6)  # claude-haiku-4-5
+    (call,) = record.trajectory.steps[-1].annotations["model_calls"]
+    assert (call["api"], call["model"]) == ("anthropic", "claude-haiku-4-5")

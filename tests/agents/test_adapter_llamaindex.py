@@ -18,13 +18,12 @@ pytest.importorskip("llama_index.llms.openai", reason="needs pip install 'toolpr
 
 from toolproof.agents import build_agent, parse_agent_spec
 from toolproof.agents.adapters import _tools_bridge
-from toolproof.agents.adapters.llamaindex_agent import raw_usage
 from toolproof.engine import EpisodeJob, RunConfig, Worker
 from toolproof.results import EpisodeRecord
 from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
 from toolproof.tools import resolve_tools
-from toolproof.trajectory import Termination, Usage
+from toolproof.trajectory import Termination
 
 # llama-index-workflows builds every agent with inspect.getmembers(), which touches
 # pydantic's deprecated class attributes; the warnings are theirs, not ours.
@@ -98,7 +97,9 @@ async def test_llamaindex_example_completes_stock_sum() -> None:
     assert all(r is not None and not r.is_error for _, r in trajectory.tool_calls())
     declared = resolve_tools(core().task("stock-sum"))
     assert offered == {t.schema.name: t.schema.parameters for t in declared}
-    assert trajectory.usage() == Usage(input_tokens=380, output_tokens=42)
+    # every model call, counted and priced by the model gateway (gpt-4o-mini: $0.15/$0.60)
+    assert (trajectory.usage().input_tokens, trajectory.usage().output_tokens) == (380, 42)
+    assert trajectory.usage().cost_usd == pytest.approx((380 * 0.15 + 42 * 0.6) / 1e6)
 
 
 async def test_bad_arguments_are_answered_by_the_gateway() -> None:
@@ -117,14 +118,6 @@ async def test_bad_arguments_are_answered_by_the_gateway() -> None:
     assert not record.score.passed
 
 
-def test_usage_is_read_from_raw_responses() -> None:
-    assert raw_usage({"usage": {"prompt_tokens": 3, "completion_tokens": 4}}) == Usage(
-        input_tokens=3, output_tokens=4
-    )
-    assert raw_usage({"usage": None, "choices": []}) is None
-    assert raw_usage(object()) is None
-
-
 def test_missing_llamaindex_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     def find_spec(name: str) -> None:  # as for a dotted name whose parent is not installed
         raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
@@ -132,3 +125,17 @@ def test_missing_llamaindex_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", find_spec)
     with pytest.raises(SpecError, match=r"pip install 'toolproof\[llamaindex\]'"):
         build_agent(parse_agent_spec(AGENT))
+
+
+async def test_a_cached_rerun_makes_no_model_call_and_scores_the_same(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    with ModelServer(sequence_policy(STOCK_SUM)) as server:
+        first = await run_task(AGENT, {"base_url": server.base_url, "api_key": "k", "cache": cache})
+        assert server.calls == 3
+    with ModelServer([]) as empty:  # nothing scripted: a provider call would fail
+        again = await run_task(AGENT, {"base_url": empty.base_url, "api_key": "k", "cache": cache})
+        assert empty.calls == 0
+    assert again.trajectory.termination is Termination.COMPLETED, again.trajectory.error
+    assert again.score.passed and first.score.passed
+    assert again.trajectory.final_answer == first.trajectory.final_answer
+    assert again.trajectory.usage() == first.trajectory.usage()

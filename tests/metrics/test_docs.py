@@ -87,6 +87,7 @@ def test_every_metric_in_the_summary_is_documented() -> None:
         "toolproof_summary",
         "suite",
         "agent",
+        "model",
         "track",
         "config",
         "environment",

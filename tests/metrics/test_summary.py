@@ -273,6 +273,7 @@ def test_breakdown_by_category_type_difficulty_domain_tag() -> None:
         "toolproof_summary",
         "suite",
         "agent",
+        "model",
         "track",
         "config",
         "environment",

@@ -270,6 +270,12 @@ class _AgentSession:
         """Add model usage the agent incurred to the episode."""
         self._session().record_usage(usage)
 
+    def record_model_call(self, call: dict[str, Any]) -> None:
+        """List a model call the model gateway saw on the episode's next step."""
+        record = getattr(self._session(), "record_model_call", None)
+        if callable(record):
+            record(call)
+
 
 def agent_session(session: ToolSession) -> ToolSession:
     """The view of ``session`` to hand an agent-driven agent (see :class:`_AgentSession`)."""

@@ -61,6 +61,8 @@ def print_comparison(comparison: Comparison, console: Console, *, gate: str = "s
     binary = [r for r in comparison.metrics if r.test == "mcnemar" and r.n]
     console.print(f"[bold]A[/] {a['run']}  agent {a['agent']}  {a['suite']} v{a['version']}")
     console.print(f"[bold]B[/] {b['run']}  agent {b['agent']}  {b['suite']} v{b['version']}")
+    if comparison.varied is not None:
+        console.print(escape(f"the runs differ in {comparison.varied}"))
     for reason in comparison.mismatches:
         console.print(f"[yellow]warning: {reason} (compared anyway: --allow-mismatch)[/]")
     for label, cov in (("A", comparison.coverage_a), ("B", comparison.coverage_b)):

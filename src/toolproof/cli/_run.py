@@ -24,6 +24,7 @@ from ._common import (
 )
 from ._gate import DEFAULT_MAX_INFRA
 from ._live import live_egress, open_live_run
+from ._model import gateway_options, run_gateway
 from ._progress import MODES
 
 
@@ -34,6 +35,16 @@ from ._progress import MODES
 )
 @click.option(
     "--agent-arg", "agent_args", multiple=True, help="Agent option key=value (repeatable)."
+)
+@click.option(
+    "--model",
+    "-m",
+    metavar="PROVIDER:MODEL",
+    help=(
+        "The model of a langchain/llamaindex/autogen/cmd agent, reached through toolproof's "
+        "model gateway: openai:gpt-4o-mini, anthropic:claude-haiku-4-5, "
+        "openai-compatible:NAME@http://host:port/v1."
+    ),
 )
 @click.option(
     "--epochs",
@@ -166,6 +177,7 @@ def run(
     suite: str | None,
     agent: str | None,
     agent_args: tuple[str, ...],
+    model: str | None,
     epochs: int,
     seed: int | None,
     parallel: int,
@@ -218,6 +230,7 @@ def run(
         for name in (
             "agent",
             "agent_args",
+            "model",
             "epochs",
             "seed",
             "tasks",
@@ -261,9 +274,15 @@ def run(
         )
     if resume is None or "no_snapshots" in given:
         fields["snapshots"] = not no_snapshots
+    if resume is None or "model" in given:
+        fields["model"] = model
     if cache is not None:
         fields["agent_options"] = {**fields.get("agent_options", {}), "cache": str(cache.resolve())}
-    fields["agent_options"] = provider_options(fields["agent"], fields.get("agent_options", {}))
+    fields["agent_options"] = gateway_options(
+        fields["agent"],
+        fields.get("model"),
+        provider_options(fields["agent"], fields["agent_options"]),
+    )
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
@@ -369,7 +388,7 @@ def _execute(
         with stop_on_signals(runner.request_stop, resume_command(run_dir)):
             reporter.start()
             try:
-                with live_egress(live_run):
+                with live_egress(live_run), run_gateway(runner.config):
                     summary: dict[str, Any] = asyncio.run(runner.run())
             finally:
                 reporter.close()

@@ -27,6 +27,13 @@ class RunConfig(BaseModel):
     suite: str = Field(description="Suite directory (resolved).")
     agent: str = Field(description="Agent spec, e.g. 'oracle' or 'openai:gpt-4o'.")
     agent_options: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = Field(
+        None,
+        description=(
+            "The model of a framework or cmd agent (--model PROVIDER:MODEL), recorded apart "
+            "from the agent so that runs of one agent on two models can be compared."
+        ),
+    )
     epochs: int = Field(1, ge=1)
     seed: int | None = Field(None, description="Overrides the suite's seed.")
     tasks: list[str] = Field(default_factory=list, description="Glob patterns of task ids.")

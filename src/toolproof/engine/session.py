@@ -94,6 +94,7 @@ class Recorder:
     _snapshot_digest: str = ""
     _snapshot_ref: str | None = None
     _pending_usage: Usage | None = None
+    _pending_model_calls: list[dict[str, Any]] = field(default_factory=list)
     _call_ids: set[str] = field(default_factory=set)
     last_queue_s: float = 0.0
     """Seconds the calls of the last :meth:`execute` waited for a worker thread."""
@@ -138,6 +139,10 @@ class Recorder:
     def add_usage(self, usage: Usage) -> None:
         """Usage to attach to the next recorded step."""
         self._pending_usage = usage if self._pending_usage is None else self._pending_usage + usage
+
+    def add_model_call(self, call: dict[str, Any]) -> None:
+        """A model call (seen by the model gateway) to list on the next recorded step."""
+        self._pending_model_calls.append(call)
 
     def _unique_ids(self, calls: list[ToolCall], step: int) -> list[ToolCall]:
         fixed = []
@@ -209,6 +214,8 @@ class Recorder:
             diff = walked.diff
             self._keep(walked)
         notes = dict(annotations or {})
+        if self._pending_model_calls:  # what the model gateway saw before this step
+            notes["model_calls"], self._pending_model_calls = self._pending_model_calls, []
         for extra in list(self.world.extras.values()):  # e.g. the lint-error count of the step
             annotate = getattr(extra, "annotate_step", None)
             if callable(annotate):
@@ -296,6 +303,10 @@ class DrivenSession:
     def record_usage(self, usage: Usage) -> None:
         """Add model usage to the episode."""
         self.recorder.add_usage(usage)
+
+    def record_model_call(self, call: dict[str, Any]) -> None:
+        """List a model call (plain data, from the model gateway) on the next step."""
+        self.recorder.add_model_call(call)
 
 
 def _driven_call(call_id: str, name: object, arguments: object) -> ToolCall:

@@ -163,6 +163,9 @@ class Comparison:
     coverage_b: Coverage | None = None
     fatal: list[str] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
+    varied: str | None = None
+    """What sets the runs apart, when they pair as two settings of one experiment (see
+    :func:`varied`): e.g. "only the model: A openai:gpt-4o-mini, B anthropic:claude-haiku-4-5"."""
 
     @property
     def problems(self) -> list[str]:
@@ -211,11 +214,12 @@ class ComparisonMismatch(ToolproofError):
 
 
 def identity(meta: dict[str, Any], run_dir: Path | None = None) -> dict[str, Any]:
-    """What names a run in a comparison: where, agent, suite, seed, track."""
+    """What names a run in a comparison: where, agent, model, suite, seed, track."""
     suite = meta.get("suite", {})
     return {
         "run": None if run_dir is None else str(run_dir),
         "agent": meta.get("config", {}).get("agent"),
+        "model": meta.get("config", {}).get("model"),
         "suite": suite.get("name"),
         "version": suite.get("version"),
         "digest": suite.get("digest"),
@@ -241,6 +245,23 @@ def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     if a["track"] != b["track"]:
         reasons.append(f"different prompt tracks: A {a['track']!r}, B {b['track']!r}")
     return reasons
+
+
+def varied(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """What tells two comparable runs apart: only the model, only the agent, or both.
+
+    Runs of one agent (``--agent``) with two models (``--model``) pair task by task
+    like any other two runs; this names the change, so a comparison of models says so.
+    """
+    agent_differs = a.get("agent") != b.get("agent")
+    model_differs = a.get("model") != b.get("model")
+    if model_differs and not agent_differs:
+        return f"only the model: A {a.get('model') or '(none)'}, B {b.get('model') or '(none)'}"
+    if agent_differs and not model_differs:
+        return f"only the agent: A {a.get('agent')}, B {b.get('agent')}"
+    if agent_differs:
+        return "the agent and the model"
+    return None
 
 
 def compare_stats(
@@ -346,5 +367,6 @@ def compare_runs(
         coverage_b=cov_b,
         fatal=fatal,
         partial=partial,
+        varied=varied(id_a, id_b),
         **counts,
     )

@@ -101,6 +101,7 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
         "toolproof_summary": SUMMARY_VERSION,
         "suite": meta.get("suite", {}),
         "agent": meta.get("config", {}).get("agent"),
+        "model": meta.get("config", {}).get("model"),
         "track": meta.get("track"),
         "config": meta.get("config", {}),
         "environment": meta.get("environment", {}),

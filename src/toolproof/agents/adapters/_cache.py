@@ -9,7 +9,10 @@ written atomically (a temporary file renamed into place), so concurrent
 episodes and runs sharing a cache never see a torn file; two writers of one
 key write the same reply.
 
-Layout: ``DIR/ab/abcdef….json`` holding ``{"key", "request", "reply"}``.
+Layout: ``DIR/ab/abcdef….json`` holding ``{"key", "request", "reply"}``. The model
+gateway stores its replies the same way, as they went over the wire (``get_raw``/``put_raw``:
+``{"status", "content_type", "body"}``), so that framework and command-line agents replay
+byte for byte.
 """
 
 from __future__ import annotations
@@ -66,12 +69,32 @@ class ModelCache:
         self.hits += 1
         return reply
 
+    def get_raw(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The wire reply the gateway recorded for a request, or None."""
+        path = self.path(request_key(request))
+        try:
+            reply = json.loads(path.read_text(encoding="utf-8"))["reply"]
+            if not (isinstance(reply["body"], str) and isinstance(reply["content_type"], str)):
+                raise TypeError("not a wire reply")
+        except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return dict(reply)
+
+    def put_raw(self, request: Mapping[str, Any], reply: Mapping[str, Any]) -> Path:
+        """Record a wire reply of the gateway, atomically."""
+        return self._write(request, dict(reply))
+
     def put(self, request: Mapping[str, Any], reply: ModelReply) -> Path:
         """Record a reply, atomically."""
+        return self._write(request, reply.model_dump(mode="json"))
+
+    def _write(self, request: Mapping[str, Any], reply: dict[str, Any]) -> Path:
         key = request_key(request)
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"key": key, "request": request, "reply": reply.model_dump(mode="json")}
+        entry = {"key": key, "request": request, "reply": reply}
         fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

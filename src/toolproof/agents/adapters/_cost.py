@@ -34,10 +34,21 @@ class Price(BaseModel):
 
     input: float = Field(ge=0, description="USD per million input (prompt) tokens.")
     output: float = Field(ge=0, description="USD per million output (completion) tokens.")
+    cached_input: float | None = Field(
+        None,
+        ge=0,
+        description=(
+            "USD per million input tokens read from the provider's prompt cache "
+            "(unset: priced as input)."
+        ),
+    )
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """The cost of a call in US dollars."""
-        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        """The cost of a call in US dollars (``cached_input_tokens`` are part of the input)."""
+        cached = min(max(cached_input_tokens, 0), input_tokens)
+        rate = self.input if self.cached_input is None else self.cached_input
+        fresh = input_tokens - cached
+        return (fresh * self.input + cached * rate + output_tokens * self.output) / 1_000_000
 
 
 class _PriceFile(BaseModel):
@@ -120,6 +131,7 @@ class PriceTable:
         *,
         input_chars: int = 0,
         output_chars: int = 0,
+        cached_input_tokens: int = 0,
     ) -> Usage:
         """Usage of one call: the provider's counts, or estimates from character counts.
 
@@ -129,6 +141,8 @@ class PriceTable:
             output_tokens: Completion tokens the provider reported, or None.
             input_chars: Characters of the request, for the estimate.
             output_chars: Characters of the reply, for the estimate.
+            cached_input_tokens: Input tokens the provider read from its prompt cache
+                (part of ``input_tokens``), priced at ``cached_input`` when the table has it.
         """
         estimated = input_tokens is None or output_tokens is None
         tokens_in = estimate_tokens(input_chars) if input_tokens is None else input_tokens
@@ -138,7 +152,9 @@ class PriceTable:
             input_tokens=tokens_in,
             output_tokens=tokens_out,
             estimated=estimated,
-            cost_usd=None if price is None else price.cost(tokens_in, tokens_out),
+            cost_usd=(
+                None if price is None else price.cost(tokens_in, tokens_out, cached_input_tokens)
+            ),
         )
 
 

@@ -4,10 +4,14 @@ The user writes one factory per framework; the adapter does the rest::
 
     spec "KIND:module:factory" ──build_framework──▶ per-episode FrameworkAgent
     FrameworkAgent.run(session):
+        link   = model gateway path           the episode's own URL (toolproof.gateway); every
+                                              model call through it is recorded and priced
         tools  = make_tools(session)          the task's tools as the framework's tool objects,
                                               each call ─▶ session.call_tool (gateway, recorded)
         agent  = factory(tools, system_prompt=..., **options)   (value, awaitable or async CM)
-        answer = invoke(agent, session)       prompt in, final text out, usage recorded
+                 options: the factory's own keywords only: model, base_url (the gateway),
+                 api_key (a placeholder), provider, and the --agent-arg values it declares
+        answer = invoke(agent, session)       prompt in, final text out
 
 Tool arguments are not validated by the framework: :func:`open_args_model`
 shows the model the task's JSON Schema exactly as declared and accepts any
@@ -32,6 +36,7 @@ from toolproof.trajectory import ToolSchema, Usage
 
 from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession
 from ..builtin.python_agent import import_target
+from ._via_gateway import HARNESS_OPTIONS, GatewayPlan, agent_options, episode_link, gateway_plan
 
 
 def _installed(module: str) -> bool:
@@ -113,21 +118,91 @@ async def entered(made: Any) -> AsyncIterator[Any]:
         yield made
 
 
+def accepted_keywords(factory: Callable[..., Any]) -> set[str] | None:
+    """The keyword options a factory declares, or None when it takes ``**options``."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it nothing extra
+        return set()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
+
+
+def check_options(
+    factory: Callable[..., Any], options: dict[str, Any], spec: AgentSpec
+) -> set[str] | None:
+    """Refuse ``--agent-arg`` options the factory does not declare (once per run).
+
+    The model settings (``model``, ``base_url``, ``api_key``, ``provider``) and the
+    harness's own (``cache``, ``prices``, ``max_model_calls``) are never refused: the
+    harness keeps or replaces them, and hands the factory only those it declares.
+
+    Raises:
+        SpecError: an option the factory has no parameter for.
+    """
+    accepted = accepted_keywords(factory)
+    if accepted is None:
+        return None
+    own = HARNESS_OPTIONS | {"model"}
+    unknown = sorted(k for k in options if k not in own and k not in accepted)
+    if unknown:
+        declared = ", ".join(sorted(accepted - {"tools", "system_prompt"})) or "none"
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    f"--agent-arg {name}",
+                    f"the factory {spec.target} has no parameter {name!r} (it declares: "
+                    f"{declared}); add it to the factory's signature, or drop the option",
+                )
+                for name in unknown
+            ]
+        )
+    return accepted
+
+
 class FrameworkAgent(ABC):
     """An agent-driven agent built by a user's factory for one framework.
 
     Args:
         factory: ``factory(tools, *, system_prompt, **options) -> agent``.
-        options: The run's ``--agent-arg`` options, passed on to the factory.
+        options: The run's ``--agent-arg`` options.
         label: The spec, for messages.
+        plan: The run's model gateway route.
+        accepted: The keywords the factory declares (None: it takes ``**options``).
+        epoch: The episode's epoch (part of the model-call cache key).
     """
 
     kind: ClassVar[str]
 
-    def __init__(self, factory: Callable[..., Any], options: dict[str, Any], label: str) -> None:
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        options: dict[str, Any],
+        label: str,
+        plan: GatewayPlan | None = None,
+        accepted: set[str] | None = None,
+        epoch: int = 0,
+    ) -> None:
         self.factory = factory
         self.options = dict(options)
         self.label = label
+        self.plan = plan or gateway_plan(options, label)
+        self.accepted = accepted
+        self.epoch = epoch
+
+    def factory_options(self, urls: dict[str, str]) -> dict[str, Any]:
+        """The keywords the factory is called with: only those it declares."""
+        given = agent_options(self.plan, urls, self.options)
+        if self.accepted is None:
+            return given
+        return {k: v for k, v in given.items() if k in self.accepted}
 
     @abstractmethod
     def make_tools(self, session: ToolSession) -> list[Any]:
@@ -138,13 +213,23 @@ class FrameworkAgent(ABC):
         """Run the framework's agent on the task; return its final answer."""
 
     async def run(self, session: ToolSession) -> str:
-        """Build the user's agent with this episode's tools, run it, return the answer."""
-        tools = self.make_tools(session)
-        made = self.factory(tools, system_prompt=session.system_prompt, **self.options)
-        async with entered(made) as agent:
-            if agent is None:
-                raise TypeError(f"the factory of {self.label} returned None, not an agent")
-            return await self.invoke(agent, session)
+        """Build the user's agent with this episode's tools, run it, return the answer.
+
+        Its model calls go through the episode's gateway path: each is recorded (usage
+        and cost on the step it precedes). A provider failure the gateway could not
+        retry away makes the episode an infra error, whatever the agent made of it.
+
+        Raises:
+            AgentInfraError: a model call failed for reasons not the agent's.
+        """
+        async with episode_link(self.plan, self.epoch, session) as link:
+            tools = self.make_tools(session)
+            options = self.factory_options(link.urls())
+            made = self.factory(tools, system_prompt=session.system_prompt, **options)
+            async with entered(made) as agent:
+                if agent is None:
+                    raise TypeError(f"the factory of {self.label} returned None, not an agent")
+                return await self.invoke(agent, session)
 
 
 def build_framework(
@@ -179,8 +264,10 @@ def build_framework(
         raise SpecError(
             [Problem(None, None, "agent", f"{spec.target} is not callable; give a factory")]
         )
+    accepted = check_options(factory, spec.options, spec)
+    plan = gateway_plan(spec.options, spec.label)  # one route a run: shared backoff, cache
 
     def make(ctx: EpisodeContext) -> FrameworkAgent:
-        return agent_class(factory, spec.options, spec.label)
+        return agent_class(factory, spec.options, spec.label, plan, accepted, ctx.epoch)
 
     return make

@@ -7,13 +7,15 @@ The factory contract (see docs/evaluate-your-agent.md, "AutoGen")::
 ``tools`` are the task's tools as AutoGen tools (``autogen_core.tools.BaseTool``,
 what ``AssistantAgent(tools=...)`` takes; the model sees the task's JSON Schema
 as declared; each call goes through the episode's gateway and is recorded).
-``options`` are the run's ``--agent-arg`` values. The factory may be ``async``
+``options`` are the keywords it declares among ``model``, ``base_url`` (the
+episode's model gateway URL), ``api_key`` (a placeholder), ``provider`` and the
+run's other ``--agent-arg`` values. The factory may be ``async``
 or return an async context manager that yields the agent, which is how it
 closes its model client (``await model_client.close()``) when the episode ends.
 
 The agent (an ``AssistantAgent``, or any agent or team with ``run_stream``) is
 run with ``run_stream(task=prompt)``; the answer is the text of the last chat
-message not sent by the user. Token usage is each message's ``models_usage``.
+message not sent by the user. Token usage and cost are recorded by the model gateway.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from ._tools_bridge import (
     arguments_of,
     build_framework,
     open_args_model,
-    usage_of,
 )
 
 
@@ -83,7 +84,7 @@ class AutoGenAgent(FrameworkAgent):
         return [autogen_tool(session, schema) for schema in session.tools]
 
     async def invoke(self, agent: Any, session: ToolSession) -> str:
-        """``run_stream`` the agent on the prompt, recording usage message by message."""
+        """``run_stream`` the agent on the prompt (its model calls are recorded by the gateway)."""
         from autogen_agentchat.base import TaskResult
         from autogen_agentchat.messages import BaseChatMessage
 
@@ -97,11 +98,6 @@ class AutoGenAgent(FrameworkAgent):
             if isinstance(item, TaskResult):
                 result = item
                 continue
-            counted = getattr(item, "models_usage", None)
-            if counted is not None:
-                usage = usage_of(counted.prompt_tokens, counted.completion_tokens)
-                if usage is not None:
-                    session.record_usage(usage)
         if result is None:
             raise RuntimeError(f"{self.label}: run_stream() ended without a TaskResult")
         for message in reversed(result.messages):

@@ -10,6 +10,10 @@ on 127.0.0.1 (every call validated by the gateway and recorded). What it gets:
 ``TOOLPROOF_PROMPT_FILE``       a file holding the task
 ``TOOLPROOF_SYSTEM_PROMPT_FILE`` a file holding the suite's system prompt
 ``TOOLPROOF_USAGE_FILE``        where it may write ``{"input_tokens": N, "output_tokens": M}``
+``OPENAI_BASE_URL``             the episode's model gateway path (OpenAI SDKs), and
+``ANTHROPIC_BASE_URL``          (Anthropic SDKs): each call is recorded and priced
+``OPENAI_API_KEY``, ...         a placeholder: the gateway sends the run's real key
+``TOOLPROOF_MODEL``             the run's model (``--model``), when it names one
 stdin                           the task when ``--agent-arg prompt_stdin=true``, else empty
 =============================== ==================================================
 
@@ -41,6 +45,7 @@ from toolproof.trajectory import Usage
 from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
 from ._options import parse_options
 from ._tools_bridge import require_extra
+from ._via_gateway import HARNESS_OPTIONS, GatewayPlan, episode_link, gateway_plan
 
 STDERR_TAIL = 2000
 """Characters of a failed command's stderr kept in the error."""
@@ -141,9 +146,13 @@ class CmdAgent:
         options: Checked ``cmd:`` options.
     """
 
-    def __init__(self, command: str, options: CmdOptions) -> None:
+    def __init__(
+        self, command: str, options: CmdOptions, plan: GatewayPlan | None = None, epoch: int = 0
+    ) -> None:
         self.command = command
         self.options = options
+        self.plan = plan or gateway_plan({}, f"cmd:{command}")
+        self.epoch = epoch
 
     async def run(self, session: ToolSession) -> str:
         """Serve the tools, run the command to its end, return its stdout."""
@@ -156,9 +165,13 @@ class CmdAgent:
             (files / "prompt.txt").write_text(session.prompt, encoding="utf-8")
             (files / "system_prompt.txt").write_text(session.system_prompt, encoding="utf-8")
             usage_file = files / "usage.json"
-            async with HttpEndpoint(server) as endpoint:
+            async with (
+                HttpEndpoint(server) as endpoint,
+                episode_link(self.plan, self.epoch, session) as link,
+            ):
                 env = {
                     **os.environ,
+                    **link.env(self.plan.model),  # its SDKs reach the model gateway
                     "TOOLPROOF_MCP_URL": endpoint.url,
                     "TOOLPROOF_PROMPT": session.prompt,
                     "TOOLPROOF_PROMPT_FILE": str(files / "prompt.txt"),
@@ -233,7 +246,10 @@ def build(spec: AgentSpec) -> AgentFactory:
             ]
         )
     require_extra("cmd", ("mcp",), "mcp")
-    options = parse_options(CmdOptions, spec)
+    harness = {k: v for k, v in spec.options.items() if k in HARNESS_OPTIONS | {"model"}}
+    own = {k: v for k, v in spec.options.items() if k not in harness}
+    options = parse_options(CmdOptions, AgentSpec(spec.kind, spec.target, own))
+    plan = gateway_plan(harness, spec.label)  # its model calls: through the gateway
     if options.cwd is not None and not Path(options.cwd).is_dir():
         raise SpecError(
             [Problem(None, None, "--agent-arg cwd", f"{options.cwd!r} is not a directory")]
@@ -241,6 +257,6 @@ def build(spec: AgentSpec) -> AgentFactory:
     command = spec.target
 
     def factory(ctx: EpisodeContext) -> Any:
-        return CmdAgent(command, options)
+        return CmdAgent(command, options, plan, ctx.epoch)
 
     return factory

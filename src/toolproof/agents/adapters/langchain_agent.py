@@ -6,14 +6,16 @@ The factory contract (see docs/evaluate-your-agent.md, "LangChain/LangGraph")::
 
 ``tools`` are the task's tools as ``StructuredTool``s (the task's JSON Schema as
 ``args_schema``; each call goes through the episode's gateway and is recorded).
-``options`` are the run's ``--agent-arg`` values (model, base_url, ...). The
+``options`` are the keywords the factory declares among ``model``, ``base_url``
+(the episode's model gateway URL), ``api_key`` (a placeholder: the gateway holds
+the real key), ``provider`` and the run's other ``--agent-arg`` values. The
 factory may also be ``async`` or return an async context manager that yields
 the runnable (to close a model client at the end of the episode).
 
 The runnable is invoked with ``{"messages": [("user", prompt)]}``, the input of
 LangGraph's message-state agents; the answer is the text of the last AI message
 of the output (or the output itself when it is a message or a string). Token
-usage comes from each model call's ``usage_metadata``, recorded as it happens.
+usage and cost are recorded by the model gateway, call by call.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from toolproof.trajectory import ToolSchema
 
 from ..base import AgentFactory, AgentSpec, ToolSession, agent
 from ..builtin._own_thread import own_thread_factory
-from ._tools_bridge import FrameworkAgent, build_framework, usage_of
+from ._tools_bridge import FrameworkAgent, build_framework
 
 RECURSION_LIMIT = 200
 """LangGraph supersteps allowed; the episode's step and time limits are the real bounds."""
@@ -87,25 +89,6 @@ def structured_tool(session: ToolSession, schema: ToolSchema) -> Any:
     )
 
 
-def _usage_handler(session: ToolSession) -> Any:
-    from langchain_core.callbacks import AsyncCallbackHandler
-    from langchain_core.outputs import LLMResult
-
-    class UsageRecorder(AsyncCallbackHandler):
-        """Records each model call's token usage on the episode."""
-
-        async def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
-            for generations in response.generations:
-                for generation in generations:
-                    meta = getattr(getattr(generation, "message", None), "usage_metadata", None)
-                    if meta:
-                        usage = usage_of(meta.get("input_tokens"), meta.get("output_tokens"))
-                        if usage is not None:
-                            session.record_usage(usage)
-
-    return UsageRecorder()
-
-
 class LangChainAgent(FrameworkAgent):
     """Runs a user's LangChain/LangGraph runnable on one episode."""
 
@@ -122,7 +105,7 @@ class LangChainAgent(FrameworkAgent):
                 f"the factory of {self.label} returned {type(agent).__name__}, not a runnable "
                 "(e.g. a LangGraph agent); it has no ainvoke()"
             )
-        config = {"callbacks": [_usage_handler(session)], "recursion_limit": RECURSION_LIMIT}
+        config = {"recursion_limit": RECURSION_LIMIT}
         output = await agent.ainvoke({"messages": [("user", session.prompt)]}, config=config)
         return final_answer(output)
 

@@ -7,24 +7,25 @@ The factory contract (see docs/evaluate-your-agent.md, "LlamaIndex")::
 ``tools`` are the task's tools as LlamaIndex ``FunctionTool``s (async; the
 model sees the task's JSON Schema as declared; each call goes through the
 episode's gateway and is recorded). ``options`` are the run's ``--agent-arg``
-values. The factory may be ``async`` or return an async context manager.
+values it declares, and its model settings (``model``, ``base_url``: the episode's
+model gateway URL, ``api_key``: a placeholder, ``provider``) when it declares them.
+The factory may be ``async`` or return an async context manager.
 
 The agent is a workflow agent (``FunctionAgent``, ``ReActAgent``,
 ``CodeActAgent`` or an ``AgentWorkflow``): it is run with
 ``agent.run(user_msg=prompt)`` and its final response is the answer. Token
-usage is read from each model response the agent streams out (``AgentOutput``
-events), when the provider reports it.
+usage and cost are recorded by the model gateway, whatever the provider.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from toolproof.trajectory import ToolSchema, Usage
+from toolproof.trajectory import ToolSchema
 
 from ..base import AgentFactory, AgentSpec, ToolSession, agent
 from ..builtin._own_thread import own_thread_factory
-from ._tools_bridge import FrameworkAgent, build_framework, open_args_model, usage_of
+from ._tools_bridge import FrameworkAgent, build_framework, open_args_model
 
 MAX_ITERATIONS = 200
 """Agent iterations allowed; the episode's step and time limits are the real bounds."""
@@ -48,18 +49,6 @@ def function_tool(session: ToolSession, schema: ToolSchema) -> Any:
     )
 
 
-def raw_usage(raw: Any) -> Usage | None:
-    """Token usage in a raw provider response (an OpenAI completion or chunk, object or dict)."""
-    usage = raw.get("usage") if isinstance(raw, dict) else getattr(raw, "usage", None)
-    if usage is None:
-        return None
-    if isinstance(usage, dict):
-        return usage_of(usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    return usage_of(
-        getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-    )
-
-
 class LlamaIndexAgent(FrameworkAgent):
     """Runs a user's LlamaIndex workflow agent on one episode."""
 
@@ -70,20 +59,15 @@ class LlamaIndexAgent(FrameworkAgent):
         return [function_tool(session, schema) for schema in session.tools]
 
     async def invoke(self, agent: Any, session: ToolSession) -> str:
-        """Run the workflow with the prompt, recording usage as responses stream out."""
-        from llama_index.core.agent.workflow import AgentOutput
-
+        """Run the workflow with the prompt (its model calls are recorded by the gateway)."""
         if not hasattr(agent, "run"):
             raise TypeError(
                 f"the factory of {self.label} returned {type(agent).__name__}, not a LlamaIndex "
                 "workflow agent (FunctionAgent, ReActAgent, AgentWorkflow); it has no run()"
             )
         handler = agent.run(user_msg=session.prompt, max_iterations=MAX_ITERATIONS)
-        async for event in handler.stream_events():
-            if isinstance(event, AgentOutput):
-                usage = raw_usage(event.raw)
-                if usage is not None:
-                    session.record_usage(usage)
+        async for _event in handler.stream_events():
+            pass  # drained, so the workflow runs to its end
         output = await handler
         response = getattr(output, "response", output)
         content = getattr(response, "content", response)

@@ -210,6 +210,11 @@ class _Session:
         copy = Usage.model_validate(plain_arguments(dict(vars(usage)), "usage"))
         self._loop.call_soon_threadsafe(self._session.record_usage, copy)
 
+    def record_model_call(self, call: dict[str, Any]) -> None:
+        record = getattr(self._session, "record_model_call", None)
+        if callable(record):
+            self._loop.call_soon_threadsafe(record, plain_arguments(dict(call), "model call"))
+
 
 class _OwnThread:
     def __init__(self, agent: object, label: str) -> None:

@@ -1,0 +1,90 @@
+"""``--model`` and the model gateway of a ``toolproof run``.
+
+The agent-driven kinds (``langchain``, ``llamaindex``, ``autogen``, ``cmd``) reach
+their models through :mod:`toolproof.gateway`. Here the run's model settings become
+their agent options (``provider``, ``model``, the upstream ``base_url`` and
+``api_key``, read from the provider's usual environment variables), and the gateway
+runs for the length of the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from toolproof.engine import RunConfig
+
+GATEWAY_KINDS = frozenset({"langchain", "llamaindex", "autogen", "cmd"})
+"""Agent kinds whose model calls go through the model gateway."""
+
+UPSTREAM_ENV = {
+    "openai": {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"},
+    "openai-compatible": {"api_key": "OPENAI_API_KEY"},
+    "anthropic": {"base_url": "ANTHROPIC_BASE_URL", "api_key": "ANTHROPIC_API_KEY"},
+}
+"""Where the gateway's upstream endpoint and key come from, by provider."""
+
+
+def gateway_options(agent: str, model: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The agent options of a gateway kind: ``--model`` folded in, the upstream from the env.
+
+    ``--agent-arg`` wins over the environment; ``--model`` wins over ``--agent-arg``
+    (it is the run's setting). A key recorded as ``<redacted>`` (a resumed run) is read again.
+
+    Raises:
+        click.BadParameter: ``--model`` is unreadable, or given for an agent that names
+            its model itself (``openai:MODEL``) or has none.
+    """
+    from toolproof.engine.config import REDACTED
+    from toolproof.gateway import ModelSpecError, parse_model
+
+    kind = agent.partition(":")[0]
+    if kind not in GATEWAY_KINDS:
+        if model is not None:
+            raise click.BadParameter(
+                f"--model {model!r} is for agents that call their model themselves "
+                f"({', '.join(sorted(GATEWAY_KINDS))}); --agent {agent!r} "
+                + (
+                    "names its model in the spec (e.g. openai:gpt-4o-mini)"
+                    if kind in ("openai", "anthropic")
+                    else "takes no model"
+                ),
+                param_hint="--model",
+            )
+        return options
+    filled = dict(options)
+    if model is not None:
+        try:
+            ref = parse_model(model)
+        except ModelSpecError as exc:
+            raise click.BadParameter(str(exc), param_hint="--model") from None
+        if filled.get("provider", ref.provider) != ref.provider:
+            filled.pop("base_url", None)  # another provider's endpoint
+        filled.update(ref.options())
+    provider = str(filled.get("provider", "openai"))
+    for key, var in UPSTREAM_ENV.get(provider, {}).items():
+        value = os.environ.get(var)
+        if value and filled.get(key) in (None, REDACTED):
+            filled[key] = value
+    prices = os.environ.get("TOOLPROOF_PRICES")
+    if prices and "prices" not in filled:
+        filled["prices"] = prices
+    return filled
+
+
+@contextlib.contextmanager
+def run_gateway(config: RunConfig) -> Iterator[None]:
+    """The model gateway for the length of a run: ``--max-model-calls`` set, stopped after."""
+    from toolproof import gateway
+
+    server = gateway.shared()
+    server.max_concurrent = config.max_model_calls
+    try:
+        yield
+    finally:
+        gateway.stop_shared()  # started on first use; a run that used none stops nothing

@@ -1,0 +1,191 @@
+"""One forwarded call: check the request, answer from the cache or the provider, record it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from starlette.responses import JSONResponse, Response
+
+from ._link import EpisodeLink, ModelCall
+from ._route import Api, GatewayFailure, UpstreamReply, UpstreamStatus
+from ._usage import json_usage, stream_usage
+
+NO_RETRY = {"x-should-retry": "false"}
+"""Tells the official SDKs not to retry an answer: the gateway has retried already."""
+
+ENDPOINTS: dict[str, tuple[str, ...]] = {
+    "openai": ("chat/completions",),
+    "anthropic": ("messages",),
+}
+"""The request paths (after ``/v1/``) the gateway forwards, by API."""
+
+
+def error(api: str, status: int, message: str, kind: str = "invalid_request_error") -> Response:
+    """An error in the API's own shape, so that the SDK raises its usual exception."""
+    if api == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+    else:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return JSONResponse(body, status_code=status, headers=NO_RETRY)
+
+
+def check_request(api: str, raw: bytes) -> dict[str, Any] | Response:
+    """The request body as JSON, or the error response that refuses it."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return error(api, 400, f"the request body is not JSON: {exc}"[:300])
+    if not isinstance(body, dict):
+        return error(api, 400, f"the request body must be a JSON object, got {type(body).__name__}")
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return error(api, 400, "the request names no model (field 'model')")
+    if not isinstance(body.get("messages"), list):
+        return error(api, 400, "the request has no 'messages' list")
+    return body
+
+
+def upstream_body(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What goes to the provider: a streamed OpenAI call is asked for its usage too."""
+    if api == "openai" and body.get("stream") is True:
+        options = body.get("stream_options")
+        options = dict(options) if isinstance(options, dict) else {}
+        options["include_usage"] = True
+        return {**body, "stream_options": options}
+    return body
+
+
+def _chars(body: Mapping[str, Any]) -> int:
+    return sum(
+        len(json.dumps(body.get(k), ensure_ascii=False)) for k in ("messages", "tools", "system")
+    )
+
+
+async def forward(
+    link: EpisodeLink,
+    api: Api,
+    rest: str,
+    body: dict[str, Any],
+    client_headers: Mapping[str, str],
+    client: httpx.AsyncClient,
+    limit: asyncio.Semaphore | None = None,
+) -> Response:
+    """Answer one call of an episode: from the cache, else from the provider (with retries).
+
+    Every call that gets an answer is recorded on the link (and so in the episode); a
+    failure that is not the agent's is noted on the link, so the episode becomes an
+    ``infra_error``.
+    """
+    route = link.route
+    upstream = route.upstreams.get(api)
+    if upstream is None:
+        return error(api, 404, f"this run has no {api} upstream; give --model {api}:MODEL")
+    sent = upstream_body(api, body)
+    streamed = sent.get("stream") is True
+    key = {"gateway": api, "path": rest, "body": sent, "epoch": link.epoch}
+    t0 = time.perf_counter()
+    stored = route.cache.get_raw(key) if route.cache is not None else None
+    if stored is not None:
+        reply = UpstreamReply(200, str(stored["content_type"]), str(stored["body"]))
+    else:
+        try:
+            reply = await _fetch(link, api, rest, sent, client_headers, client, limit)
+        except GatewayFailure as exc:
+            if exc.infra:
+                link.fail(f"model gateway: {api} {body['model']}: {exc}")
+                return error(api, 502, f"the model provider failed: {exc}", "api_error")
+            if exc.reply is None:
+                return error(api, 400, str(exc))
+            return _response(exc.reply)  # the provider refused the agent's request
+        if route.cache is not None:
+            route.cache.put_raw(
+                key, {"status": 200, "content_type": reply.content_type, "body": reply.body}
+            )
+    counted = stream_usage(api, reply.body) if streamed else _json_usage(api, reply.body)
+    usage = route.pricer(body["model"], counted, _chars(body), len(reply.body))
+    link.add(
+        ModelCall(
+            api=api,
+            model=body["model"],
+            status=reply.status,
+            latency_s=time.perf_counter() - t0,
+            cached=stored is not None,
+            usage=usage,
+            request=body,
+            reply=reply.body,
+        )
+    )
+    return _response(reply)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _json_usage(api: str, text: str) -> Any:
+    try:
+        return json_usage(api, json.loads(text))
+    except ValueError:
+        return None
+
+
+def _response(reply: UpstreamReply) -> Response:
+    return Response(
+        reply.body, status_code=reply.status, media_type=reply.content_type, headers=NO_RETRY
+    )
+
+
+async def _fetch(
+    link: EpisodeLink,
+    api: Api,
+    rest: str,
+    body: dict[str, Any],
+    client_headers: Mapping[str, str],
+    client: httpx.AsyncClient,
+    limit: asyncio.Semaphore | None,
+) -> UpstreamReply:
+    route = link.route
+    upstream = route.upstreams[api]
+    url = upstream.url(rest)
+    headers = upstream.headers(client_headers)
+    content = json.dumps(body, ensure_ascii=False).encode()
+    streamed = body.get("stream") is True
+
+    async def send() -> UpstreamReply:
+        async with contextlib.AsyncExitStack() as held:
+            for slots in (limit, route.slots()):
+                if slots is not None:
+                    await held.enter_async_context(slots)
+            return await _post(url, headers, content)
+
+    async def _post(url: str, headers: dict[str, str], content: bytes) -> UpstreamReply:
+        route.upstream_calls += 1
+        answer = await client.post(url, headers=headers, content=content, timeout=route.timeout_s)
+        reply = UpstreamReply(
+            answer.status_code,
+            answer.headers.get("content-type", "application/json"),
+            answer.text,
+            dict(answer.headers),
+        )
+        if answer.status_code >= 400:
+            raise UpstreamStatus(reply)
+        if not streamed and not _is_json(reply.body):  # garbage is the provider's, not the agent's
+            raise UpstreamStatus(
+                UpstreamReply(
+                    502,
+                    "text/plain",
+                    f"the provider sent a reply that is not JSON: {reply.body[:200]!r}",
+                )
+            )
+        return reply
+
+    return await route.retrier(send)

@@ -1,0 +1,163 @@
+"""What one run's gateway forwards to, and how: upstreams, cache, prices, retries, limits.
+
+The route is made once per run by the agent adapter that uses the gateway (it owns the
+price table, the cache and the retry policy, which live in ``toolproof.agents``); the
+gateway only calls the hooks it is given, so it depends on no layer above it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from toolproof.trajectory import Usage
+
+from ._usage import Counted
+
+Api = Literal["openai", "anthropic"]
+"""The wire protocols the gateway speaks: OpenAI Chat Completions and Anthropic Messages."""
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+"""The providers' own endpoints, in their SDKs' convention (OpenAI's ends in ``/v1``)."""
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A real provider endpoint behind the gateway.
+
+    Attributes:
+        api: The wire protocol it speaks.
+        base_url: Its base URL in the SDK's convention (``https://api.openai.com/v1``,
+            ``https://api.anthropic.com``).
+        api_key: The key the gateway sends; it never leaves the harness.
+    """
+
+    api: Api
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+
+    def url(self, rest: str) -> str:
+        """The upstream URL of a request path such as ``chat/completions`` or ``messages``."""
+        base = self.base_url.rstrip("/")
+        if self.api == "anthropic" and not base.endswith("/v1"):
+            base += "/v1"
+        return f"{base}/{rest}"
+
+    def headers(self, client: Mapping[str, str]) -> dict[str, str]:
+        """The headers of a forwarded request: the harness's key, the client's API version."""
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if self.api == "anthropic":
+            headers["anthropic-version"] = client.get("anthropic-version", "2023-06-01")
+            if "anthropic-beta" in client:
+                headers["anthropic-beta"] = client["anthropic-beta"]
+            if self.api_key:
+                headers["x-api-key"] = self.api_key
+        elif self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+
+@dataclass(frozen=True)
+class UpstreamReply:
+    """What the provider answered: status, content type and the body as text."""
+
+    status: int
+    content_type: str
+    body: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class UpstreamStatus(Exception):
+    """The provider answered with an error status (raised by a send, for the retrier)."""
+
+    def __init__(self, reply: UpstreamReply) -> None:
+        super().__init__(f"HTTP {reply.status}")
+        self.reply = reply
+
+
+class GatewayFailure(Exception):
+    """A forwarded call failed for good.
+
+    Attributes:
+        infra: True when it is not the agent's fault (outage after retries, bad key):
+            the episode ends as ``infra_error``. False: the provider rejected the
+            agent's request (its reply is passed back as is).
+        reply: The provider's last error reply, when there was one.
+    """
+
+    def __init__(self, message: str, *, infra: bool, reply: UpstreamReply | None = None) -> None:
+        super().__init__(message)
+        self.infra = infra
+        self.reply = reply
+
+
+Send = Callable[[], Awaitable[UpstreamReply]]
+Retrier = Callable[[Send], Awaitable[UpstreamReply]]
+"""Calls a send until it succeeds; raises :class:`GatewayFailure` when it gives up."""
+
+Pricer = Callable[[str, Counted | None, int, int], Usage]
+"""``(model, counted, request_chars, reply_chars) -> Usage`` (estimates when not counted)."""
+
+
+class ReplyCache(Protocol):
+    """Exact replays of forwarded calls, by request (``--cache DIR``)."""
+
+    def get_raw(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored reply to a request (``status``, ``content_type``, ``body``), or None."""
+        ...
+
+    def put_raw(self, request: Mapping[str, Any], reply: Mapping[str, Any]) -> object:
+        """Store a reply."""
+        ...
+
+
+async def send_once(send: Send) -> UpstreamReply:
+    """The default retrier: one attempt; an error status is final."""
+    try:
+        return await send()
+    except UpstreamStatus as exc:
+        status = exc.reply.status
+        infra = status >= 500 or status in (401, 402, 403, 404, 408, 429)
+        text = f"HTTP {status}: {exc.reply.body[:300]}"
+        raise GatewayFailure(text, infra=infra, reply=exc.reply) from exc
+
+
+def _no_price(model: str, counted: Counted | None, request_chars: int, reply_chars: int) -> Usage:
+    if counted is None:
+        return Usage(input_tokens=0, output_tokens=0, estimated=True)
+    return Usage(input_tokens=counted.input_tokens, output_tokens=counted.output_tokens)
+
+
+@dataclass
+class Route:
+    """One run's gateway settings (shared by its episodes; used on the gateway's loop).
+
+    Attributes:
+        upstreams: The provider behind each API.
+        retrier: Retries with the run's shared rate-limit backoff.
+        pricer: Tokens and cost of a call.
+        cache: Exact replays (``--cache``), or None.
+        max_concurrent: At most this many upstream calls at once (``--max-model-calls``).
+        timeout_s: Seconds one upstream call may take.
+    """
+
+    upstreams: dict[str, Upstream]
+    retrier: Retrier = send_once
+    pricer: Pricer = _no_price
+    cache: ReplyCache | None = None
+    max_concurrent: int | None = None
+    timeout_s: float = 120.0
+    upstream_calls: int = 0
+    """Calls forwarded to a provider (not answered from the cache), for reports and tests."""
+    _slots: asyncio.Semaphore | None = None
+
+    def slots(self) -> asyncio.Semaphore | None:
+        """The semaphore bounding concurrent upstream calls (made on first use)."""
+        if self.max_concurrent is not None and self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_concurrent)
+        return self._slots
