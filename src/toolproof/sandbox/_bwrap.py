@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -30,12 +29,12 @@ from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
 from toolproof.sandbox._identity import sandbox_owner
-from toolproof.sandbox._limits import ResourceLimits
+from toolproof.sandbox._limits import ResourceLimits, nproc_argv
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._seccomp import program
 
-__all__ = ["BwrapSandbox"]
+__all__ = ["BwrapSandbox", "nproc_argv"]
 
 _log = logging.getLogger(__name__)
 UID = GID = 1000
@@ -66,21 +65,6 @@ def _write_etc(directory: Path) -> None:
         (directory / name).write_text(text)
         (directory / name).chmod(0o644)
     directory.chmod(0o755)
-
-
-def nproc_argv(owner: tuple[int, int] | None) -> list[str]:
-    """``prlimit`` raising the soft ``RLIMIT_NPROC`` to the hard one, or [] if not needed.
-
-    For the sandbox user only (when the harness is root): the kernel counts the
-    processes of *all* sandboxes (one host uid) against the limit bwrap starts with,
-    while each sandbox is held by its own ``RLIMIT_NPROC`` inside its user namespace
-    and its pids cgroup. (Raising the hard limit would need ``CAP_SYS_RESOURCE``,
-    which container runtimes usually drop.)
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    if owner is None or soft == hard:
-        return []
-    return ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
 
 
 def seccomp_pipe() -> int | None:
@@ -297,20 +281,17 @@ class BwrapSandbox(Sandbox):
         self._check_open()
         seccomp = seccomp_pipe()
         try:
-            prefix = [
-                *nproc_argv(self.owner),
-                *build_argv(
-                    bwrap,
-                    features,
-                    workspace=self.bind_source,
-                    etc=etc,
-                    cwd=inner,
-                    env=inside,
-                    tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
-                    ro_binds=self.ro_binds,
-                    seccomp_fd=seccomp,
-                ),
-            ]
+            prefix = build_argv(
+                bwrap,
+                features,
+                workspace=self.bind_source,
+                etc=etc,
+                cwd=inner,
+                env=inside,
+                tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+                ro_binds=self.ro_binds,
+                seccomp_fd=seccomp,
+            )
             return self._exec_limited(
                 command,
                 lambda argv: [*prefix, *argv],
@@ -326,6 +307,7 @@ class BwrapSandbox(Sandbox):
                 rlimits_outside=True,
                 # Resize and owner walk while the command waits at its cgroup gate.
                 hand_over=lambda: self._hand_over(chosen),
+                raise_nproc=True,  # all sandboxes share one host uid (``nproc_raise``)
             )
         finally:
             if seccomp is not None:
