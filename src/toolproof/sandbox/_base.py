@@ -445,6 +445,7 @@ class Sandbox(ABC):
         with self._lock:
             if self._slot is None:
                 self._slot = SpawnerSlot(support)
+                weakref.finalize(self, self._slot.close)  # no helper outlives the sandbox
             slot = self._slot
         return slot.lease(pids, memory_mb)
 

@@ -30,9 +30,10 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
-from toolproof.sandbox._cgroup import CgroupSupport, CommandCgroup, join_pid
+from toolproof.sandbox import _cgroup
+from toolproof.sandbox._cgroup import CgroupSupport, CommandCgroup
 from toolproof.sandbox._errors import SandboxError
 
 __all__ = [
@@ -169,7 +170,7 @@ class Spawner:
         finally:
             theirs.close()
         try:
-            join_pid(group.procs_files, self.proc.pid)  # the one attach of the sandbox
+            _cgroup.join_pid(group.procs_files, self.proc.pid)  # the sandbox's one attach
             group.keep = self.proc.pid
             ready = self.receive(_REPLY_S)
             if ready.get("ready") != self.proc.pid:
@@ -299,11 +300,11 @@ class SpawnedChild:
         self.returncode: int | None = None
         stdin, stdout, stderr = pipes
         # Owned by this object and closed in ``close`` (run_child's finally).
-        self.stdin: BinaryIO | None = None
+        self.stdin: IO[bytes] | None = None
         if stdin is not None:
             self.stdin = open(stdin, "wb", buffering=0)  # noqa: SIM115 - see above
-        self.stdout: BinaryIO = open(stdout, "rb", buffering=0)  # noqa: SIM115
-        self.stderr: BinaryIO = open(stderr, "rb", buffering=0)  # noqa: SIM115
+        self.stdout: IO[bytes] | None = open(stdout, "rb", buffering=0)  # noqa: SIM115
+        self.stderr: IO[bytes] | None = open(stderr, "rb", buffering=0)  # noqa: SIM115
 
     @property
     def exit_fd(self) -> int | None:

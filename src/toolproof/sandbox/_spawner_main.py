@@ -107,8 +107,7 @@ def _check(request: object) -> dict[str, object]:
             raise ValueError(f"{key} must be a positive integer (never root)")
     rlimits = request.get("rlimits")
     if not isinstance(rlimits, list) or not all(
-        isinstance(r, list) and len(r) == 3 and all(isinstance(v, int) for v in r)
-        for r in rlimits
+        isinstance(r, list) and len(r) == 3 and all(isinstance(v, int) for v in r) for r in rlimits
     ):
         raise ValueError("rlimits must be a list of [resource, soft, hard]")
     fds = request.get("fds")
