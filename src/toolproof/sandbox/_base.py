@@ -2,8 +2,9 @@
 
 A backend turns a command into an argv (``bwrap ...``, ``podman run ...``) and says
 how limits are applied; the base class owns the rest: checking arguments (``_args``), the
-per-command cgroup and rlimits, running the tree (``_spawn``), deciding which
-limit was hit (``_detect``), the workspace size check, and clean-up on ``close``.
+cgroup (the sandbox's, through its spawner ``_spawner``, or one per command) and
+rlimits, running the tree (``_spawn``), deciding which limit was hit (``_detect``),
+the workspace size check, and clean-up on ``close``.
 """
 
 from __future__ import annotations

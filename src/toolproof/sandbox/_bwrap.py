@@ -8,12 +8,14 @@ writable host directory (at ``/workspace``), a fresh tmpfs ``/tmp``, and an
 environment built from scratch. Limits come from the shared base class: a
 per-command cgroup where possible, rlimits via ``prlimit`` inside the sandbox.
 
-When the harness is root, bwrap itself never runs as root: the first process is
-started as the unprivileged sandbox user (no groups) and waits at a gate until the
-harness has moved it into the command's cgroup (``_base._spawn``); then
-``prlimit (the rlimits) -> bwrap -> command``. So the user namespace maps uid 1000
-inside to that unprivileged host uid, and the kernel treats every sandboxed
-process as that user.
+When the harness is root, bwrap itself never runs as root: the sandbox's spawner
+(``_spawner``), living in the sandbox's cgroup, forks the command there and drops to
+the unprivileged sandbox user (no groups) before the exec of ``bwrap -> command``;
+when the spawner is busy or cannot run, the first process is started as that user
+and waits at a gate until the harness has moved it into a per-command cgroup
+(``_base._spawn``), then ``prlimit (the rlimits) -> bwrap -> command``. So the user
+namespace maps uid 1000 inside to that unprivileged host uid, and the kernel treats
+every sandboxed process as that user.
 """
 
 from __future__ import annotations
