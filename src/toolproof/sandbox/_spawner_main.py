@@ -128,8 +128,9 @@ def _child(request: dict[str, object], received: list[int], errw: int) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the helper blocks SIGCHLD
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
-        with open("/proc/self/oom_score_adj", "w") as adj:
-            adj.write("0")
+        adj = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+        os.write(adj, b"0")
+        os.close(adj)
         high = max([*targets, 2]) + 1
         errw = fcntl.fcntl(errw, fcntl.F_DUPFD_CLOEXEC, high)
         sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, high) for fd in received]
