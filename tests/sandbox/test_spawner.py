@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -181,7 +182,7 @@ def test_commands_at_the_same_time_both_run(box: Sandbox) -> None:
 
 def test_malformed_requests_never_crash_the_harness(box: Sandbox) -> None:
     spawner = _spawner(box)
-    for bad in (
+    requests: list[dict[str, object]] = [
         {"argv": []},
         {"argv": ["true"], "env": {}, "cwd": "/", "uid": 0, "gid": 0, "rlimits": [], "fds": []},
         {"argv": ["true"], "env": {"A": 1}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [],
@@ -191,7 +192,8 @@ def test_malformed_requests_never_crash_the_harness(box: Sandbox) -> None:
         {"argv": ["true"], "env": {}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [],
          "fds": [1, 1]},
         {"argv": ["true"], "env": {}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [], "fds": [1]},
-    ):  # fmt: skip
+    ]  # fmt: skip
+    for bad in requests:
         spawner.send(bad, [])
         reply = spawner.receive(30)
         assert isinstance(reply.get("error"), str), (bad, reply)
@@ -256,3 +258,29 @@ def test_the_spawner_and_its_command_die_with_the_harness(
         for _, parent in host_support().parents.values():  # its empty cgroups
             for stale in parent.glob(f"toolproof-{harness.pid}-*"):
                 stale.rmdir()
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        b"",  # the helper exited
+        b"\x7f\xff\xff\xff",  # a frame far above the reply cap
+        b"\x00\x00\x00\x03abc",  # not JSON
+        b"\x00\x00\x00\x02[]",  # JSON, not an object
+        b"\x00\x00\x00\x09{",  # a frame that never completes: timeout
+    ],
+)
+def test_a_garbled_reply_is_a_spawner_failure_not_a_crash(sent: bytes) -> None:
+    """Whatever comes back on the socket, the harness gets ``SpawnerBroken``."""
+    ours, theirs = socket.socketpair()
+    fake = Spawner.__new__(Spawner)  # only the reading half: no helper process
+    fake.sock, fake._buffer = ours, bytearray()
+    try:
+        theirs.sendall(sent)
+        if not sent:
+            theirs.close()
+        with pytest.raises(SpawnerBroken):
+            fake.receive(0.5)
+    finally:
+        ours.close()
+        theirs.close()

@@ -327,8 +327,8 @@ class SpawnedChild:
     def _read_exit(self, timeout: float | None) -> None:
         try:
             self._take(timeout)
-        except SpawnerBroken as exc:
-            raise SandboxError(f"the sandbox's command spawner failed: {exc}") from exc
+        except SpawnerBroken as exc:  # the lease is discarded: a fresh helper next time
+            raise SpawnerLost(f"the sandbox's command spawner failed: {exc}") from exc
 
     def wait(self) -> int:
         """The exit status (negative for a signal), waiting for it if need be."""
