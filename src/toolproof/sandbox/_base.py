@@ -441,14 +441,25 @@ class Sandbox(ABC):
         self, support: CgroupSupport, pids: int | None, memory_mb: int | None
     ) -> Lease | None:
         """The sandbox's spawner for one command, or None (see ``SpawnerSlot.lease``)."""
+        slot = self._spawner_slot(support)
+        return None if slot is None else slot.lease(pids, memory_mb)
+
+    def _spawner_slot(self, support: CgroupSupport) -> SpawnerSlot | None:
+        """The sandbox's ``SpawnerSlot`` (made on first use), or None where none can run."""
         if self.owner is None or not support.parents:
             return None
         with self._lock:
             if self._slot is None:
                 self._slot = SpawnerSlot(support)
                 weakref.finalize(self, self._slot.close)  # no helper outlives the sandbox
-            slot = self._slot
-        return slot.lease(pids, memory_mb)
+            return self._slot
+
+    def _prestart_spawner(self, pids_slack: int) -> None:
+        """Start the spawner for ``self.limits`` now (a backend's ``__init__`` calls it)."""
+        slot = self._spawner_slot(host_support())
+        if slot is not None:
+            pids = None if self.limits.pids is None else self.limits.pids + pids_slack
+            slot.prestart(pids, self.limits.memory_mb)
 
     def _exec_in(
         self,

@@ -40,6 +40,9 @@ __all__ = ["BwrapSandbox", "nproc_argv"]
 
 _log = logging.getLogger(__name__)
 UID = GID = 1000
+#: Processes of bwrap itself a pids cgroup counts: the outer bwrap and its pid-1 reaper.
+_PIDS_SLACK = 2
+_DEFAULT_LIMITS = ResourceLimits()
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: Top-level system directories bound read-only (or recreated as the host's symlinks).
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -233,6 +236,22 @@ class BwrapSandbox(Sandbox):
     isolated = True
     drops_root = True
 
+    def __init__(
+        self,
+        workspace: Path,
+        limits: ResourceLimits = _DEFAULT_LIMITS,
+        *,
+        image: str | None = None,
+        ro_binds: Mapping[str, str] | None = None,
+    ) -> None:
+        """Set up as ``Sandbox.__init__`` does, then start the spawner (root harness)."""
+        super().__init__(workspace, limits, image=image, ro_binds=ro_binds)
+        try:
+            self._prestart_spawner(_PIDS_SLACK)
+        except BaseException:
+            self.close()
+            raise
+
     @classmethod
     def unavailable_reason(cls) -> str | None:
         """Why bubblewrap cannot be used here (with the fix), or None; probed once."""
@@ -302,7 +321,7 @@ class BwrapSandbox(Sandbox):
                 stdin=stdin,
                 limits=chosen,
                 nproc_rlimit=True,
-                pids_slack=2,  # the outer bwrap and its pid-1 reaper
+                pids_slack=_PIDS_SLACK,
                 pass_fds=() if seccomp is None else (seccomp,),
                 # RLIMIT_NPROC must be set inside the user namespace; the others are
                 # inherited through bwrap, so they are set first.

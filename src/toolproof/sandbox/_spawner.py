@@ -146,14 +146,20 @@ class SandboxCgroup(CommandCgroup):
 class Spawner:
     """One helper process, moved into ``group`` once, that forks commands there."""
 
-    def __init__(self, group: SandboxCgroup) -> None:
-        """Start the helper, move it into ``group`` and wait until it is ready.
+    def __init__(self, group: SandboxCgroup, *, wait: bool = True) -> None:
+        """Start the helper and move it into ``group``.
+
+        Args:
+            group: The sandbox's cgroup.
+            wait: Wait until it is ready; else the first ``start`` waits (so its
+                Python start-up overlaps whatever the harness does meanwhile).
 
         Raises:
             SpawnerBroken: It could not be started, moved or did not answer.
         """
         self.group = group
         self._buffer = bytearray()
+        self._pending = True
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = ours
         procs = [str(path) for path in group.procs_files]
@@ -171,13 +177,29 @@ class Spawner:
             theirs.close()
         try:
             _cgroup.join_pid(group.procs_files, self.proc.pid)  # the sandbox's one attach
-            group.keep = self.proc.pid
+        except OSError as exc:
+            self.close()
+            raise SpawnerBroken(f"the spawner did not start: {exc}") from exc
+        group.keep = self.proc.pid
+        if wait:
+            self._await_ready()
+
+    def _await_ready(self) -> None:
+        """Wait for the helper's first message (once).
+
+        Raises:
+            SpawnerBroken: It exited or said something else (it is stopped then).
+        """
+        if not self._pending:
+            return
+        try:
             ready = self.receive(_REPLY_S)
             if ready.get("ready") != self.proc.pid:
                 raise SpawnerBroken(f"the spawner said {ready!r} instead of ready")
-        except (OSError, SpawnerBroken) as exc:
+        except SpawnerBroken as exc:
             self.close()
             raise SpawnerBroken(f"the spawner did not start: {exc}") from exc
+        self._pending = False
 
     def receive(self, timeout: float | None) -> dict[str, object]:
         """The next message from the helper (waiting up to ``timeout`` seconds).
@@ -260,6 +282,7 @@ class Spawner:
             SpawnerBroken: The helper failed; nothing was started.
             SpawnerLost: The helper failed after the request went out.
         """
+        self._await_ready()
         request = {
             "argv": argv, "env": dict(env), "cwd": cwd, "uid": user[0], "gid": user[1],
             "rlimits": [list(r) for r in rlimits], "fds": list(fds),
@@ -407,6 +430,10 @@ class SpawnerSlot:
             except OSError as exc:
                 _log.warning("could not set the sandbox cgroup's limits: %s", exc)
             self._drop()
+        return self._new(pids, memory_mb, wait=True)
+
+    def _new(self, pids: int | None, memory_mb: int | None, *, wait: bool) -> Spawner | None:
+        """A new helper in a new sandbox cgroup (the caller holds ``_busy``), or None."""
         group: SandboxCgroup | None = None
         try:
             group = SandboxCgroup(self._support, pids=pids, memory_mb=memory_mb)
@@ -417,7 +444,7 @@ class SpawnerSlot:
             if not group.begin(pids, memory_mb):
                 group.remove()
                 return None
-            self._spawner = spawner = Spawner(group)
+            self._spawner = spawner = Spawner(group, wait=wait)
             return spawner
         except (OSError, SpawnerBroken) as exc:
             self._failures += 1
@@ -426,11 +453,28 @@ class SpawnerSlot:
                 group.remove()
             return None
 
+    def prestart(self, pids: int | None, memory_mb: int | None) -> None:
+        """Start the helper now, without waiting for it (the first command will).
+
+        Called when the sandbox is made, so the helper's start-up and its one attach
+        overlap the building of the episode instead of delaying the first command.
+        """
+        if self._failures >= 2 or not self._busy.acquire(blocking=False):
+            return
+        try:
+            with self._state:
+                closed = self._closed
+            if not closed and self._spawner is None:
+                self._new(pids, memory_mb, wait=False)
+        finally:
+            self._busy.release()
+
     def _give_back(self, spawner: Spawner) -> None:
         try:
             spawner.group.kill_all()
             if spawner.group.shmem_bytes() > _SHMEM_RECYCLE:
                 self._drop()
+                self._new(*spawner.group.limits, wait=False)  # ready for the next one
         finally:
             self._busy.release()
         with self._state:
