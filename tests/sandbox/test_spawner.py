@@ -35,10 +35,22 @@ def box(workspace: Path) -> Iterator[Sandbox]:
     if os.geteuid() != 0 or not host_support().parents:
         pytest.skip("the spawner needs a root harness with a writable cgroup")
     with cls(workspace, SMALL) as sandbox:
-        assert sandbox.exec("true").ok
+        _warm(sandbox)
         yield sandbox
     for _, parent in host_support().parents.values():  # the sandbox cgroup went too
         assert list(parent.glob(f"toolproof-{os.getpid()}-*")) == []
+
+
+def _warm(box: Sandbox) -> None:
+    """Run commands until one went through the spawner (its start-up is never waited for)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert box.exec("true").ok
+        slot = box._slot
+        if slot is not None and slot._spawner is not None and not slot._spawner._pending:
+            return
+        assert time.monotonic() < deadline, "the spawner never became ready"
+        time.sleep(0.05)
 
 
 def _spawner(box: Sandbox) -> Spawner:
@@ -158,6 +170,16 @@ def test_memory_limit_changes_between_commands(box: Sandbox) -> None:
     assert box.exec(hog, limits=ResourceLimits(memory_mb=64)).limit_hit == "memory"
 
 
+def test_a_one_command_sandbox_never_waits_for_the_spawner(workspace: Path) -> None:
+    cls = get_backend("bwrap")
+    if cls.unavailable_reason() is not None or os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs bwrap and a root harness with a writable cgroup")
+    with cls(workspace, SMALL) as sandbox:
+        assert sandbox.exec("echo first").stdout == "first\n"  # the per-command path
+        slot = sandbox._slot
+        assert slot is not None and slot._spawner is not None  # starting meanwhile
+
+
 def test_tmpfs_pages_left_charged_get_a_fresh_cgroup(box: Sandbox) -> None:
     """Workspace files a command wrote are not charged to the next command's memory."""
     first = _spawner(box)
@@ -205,8 +227,10 @@ def test_malformed_requests_never_crash_the_harness(box: Sandbox) -> None:
     with pytest.raises(SpawnerBroken):
         spawner.receive(30)
     _wait_for(lambda: spawner.proc.poll() is not None, "the helper to exit")
-    assert box.exec("echo again").stdout == "again\n"  # a fresh spawner, or the old path
-    assert _spawner(box) is not spawner
+    assert box.exec("echo again").stdout == "again\n"  # the per-command path meanwhile
+    assert _spawner(box) is not spawner  # a fresh one is starting
+    _warm(box)
+    assert box.exec("echo through it").stdout == "through it\n"
 
 
 def test_a_killed_spawner_is_replaced(box: Sandbox) -> None:
@@ -214,6 +238,8 @@ def test_a_killed_spawner_is_replaced(box: Sandbox) -> None:
     os.kill(spawner.proc.pid, signal.SIGKILL)
     spawner.proc.wait(timeout=30)
     assert box.exec("echo ok").stdout == "ok\n"
+    _warm(box)
+    assert _spawner(box) is not spawner
     assert box.exec("echo ok").stdout == "ok\n"
 
 
@@ -222,7 +248,9 @@ import sys, threading, time
 from pathlib import Path
 from toolproof.sandbox import ResourceLimits, get_backend
 box = get_backend("bwrap")(Path(sys.argv[1]), ResourceLimits(wall_s=600))
-box.exec("true")
+while box._slot is None or box._slot._spawner is None or box._slot._spawner._pending:
+    box.exec("true")  # until a command went through the spawner
+    time.sleep(0.05)
 print(box._slot._spawner.proc.pid, flush=True)
 threading.Thread(target=box.exec, args=("sleep " + sys.argv[2],)).start()
 time.sleep(600)

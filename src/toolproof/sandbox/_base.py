@@ -454,13 +454,6 @@ class Sandbox(ABC):
                 weakref.finalize(self, self._slot.close)  # no helper outlives the sandbox
             return self._slot
 
-    def _prestart_spawner(self, pids_slack: int) -> None:
-        """Start the spawner for ``self.limits`` now (a backend's ``__init__`` calls it)."""
-        slot = self._spawner_slot(host_support())
-        if slot is not None:
-            pids = None if self.limits.pids is None else self.limits.pids + pids_slack
-            slot.prestart(pids, self.limits.memory_mb)
-
     def _exec_in(
         self,
         command: str | Sequence[str],

@@ -42,7 +42,6 @@ _log = logging.getLogger(__name__)
 UID = GID = 1000
 #: Processes of bwrap itself a pids cgroup counts: the outer bwrap and its pid-1 reaper.
 _PIDS_SLACK = 2
-_DEFAULT_LIMITS = ResourceLimits()
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: Top-level system directories bound read-only (or recreated as the host's symlinks).
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -235,22 +234,6 @@ class BwrapSandbox(Sandbox):
 
     isolated = True
     drops_root = True
-
-    def __init__(
-        self,
-        workspace: Path,
-        limits: ResourceLimits = _DEFAULT_LIMITS,
-        *,
-        image: str | None = None,
-        ro_binds: Mapping[str, str] | None = None,
-    ) -> None:
-        """Set up as ``Sandbox.__init__`` does, then start the spawner (root harness)."""
-        super().__init__(workspace, limits, image=image, ro_binds=ro_binds)
-        try:
-            self._prestart_spawner(_PIDS_SLACK)
-        except BaseException:
-            self.close()
-            raise
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

@@ -6,10 +6,12 @@ hierarchy, which on cgroup v1 waits for an RCU grace period (~7-11 ms after
 idle). With it, one helper process per sandbox is moved into one cgroup per
 sandbox, once, and forks every command there: a command is born in the cgroup.
 
-``SpawnerSlot`` owns that helper and cgroup for a ``Sandbox``: ``lease`` hands it
-to one command at a time (a second command running at the same moment takes the
-per-command path, so a cgroup only ever holds the helper and one command's
-tree, and killing "everything but the helper" after a command is exact).
+``SpawnerSlot`` owns that helper and cgroup for a ``Sandbox``: the first ``lease``
+starts it in the background, and once it is ready ``lease`` hands it to one command
+at a time (until then, and for a second command running at the same moment, the
+command takes the per-command path; so nothing waits for the helper's start-up, a
+cgroup only ever holds the helper and one command's tree, and killing "everything
+but the helper" after a command is exact).
 ``release`` kills what the command left. The helper is replaced when its cgroup
 keeps more than ``_SHMEM_RECYCLE`` of tmpfs pages charged (files a command wrote
 to the workspace tmpfs stay charged to the cgroup that wrote them; removing the
@@ -183,6 +185,16 @@ class Spawner:
         group.keep = self.proc.pid
         if wait:
             self._await_ready()
+
+    def ready_now(self) -> bool:
+        """True once the helper said it is ready (never waits).
+
+        Raises:
+            SpawnerBroken: It exited or said something else (it is stopped then).
+        """
+        if self._pending and self.readable(0):
+            self._await_ready()
+        return not self._pending
 
     def _await_ready(self) -> None:
         """Wait for the helper's first message (once).
@@ -419,18 +431,32 @@ class SpawnerSlot:
         return Lease(self, spawner)
 
     def _ready(self, pids: int | None, memory_mb: int | None) -> Spawner | None:
+        """The helper if it is ready for this command; else None, starting one if needed.
+
+        A helper is started on the sandbox's first command and used once it is
+        ready: no command waits for its start-up (the first ones take the
+        per-command path), and a sandbox that runs one command costs one
+        background start.
+        """
         with self._state:
             if self._closed:
                 return None
         spawner = self._spawner
         if spawner is not None:
             try:
-                if spawner.proc.poll() is None and spawner.group.begin(pids, memory_mb):
-                    return spawner
+                if spawner.proc.poll() is None:
+                    if not spawner.ready_now():
+                        return None  # still starting: this command takes the other path
+                    if spawner.group.begin(pids, memory_mb):
+                        return spawner
             except OSError as exc:
                 _log.warning("could not set the sandbox cgroup's limits: %s", exc)
+            except SpawnerBroken as exc:
+                self._failures += 1
+                _log.warning("the sandbox's command spawner failed to start: %s", exc)
             self._drop()
-        return self._new(pids, memory_mb, wait=True)
+        self._new(pids, memory_mb, wait=False)
+        return None
 
     def _new(self, pids: int | None, memory_mb: int | None, *, wait: bool) -> Spawner | None:
         """A new helper in a new sandbox cgroup (the caller holds ``_busy``), or None."""
@@ -452,22 +478,6 @@ class SpawnerSlot:
             if group is not None:
                 group.remove()
             return None
-
-    def prestart(self, pids: int | None, memory_mb: int | None) -> None:
-        """Start the helper now, without waiting for it (the first command will).
-
-        Called when the sandbox is made, so the helper's start-up and its one attach
-        overlap the building of the episode instead of delaying the first command.
-        """
-        if self._failures >= 2 or not self._busy.acquire(blocking=False):
-            return
-        try:
-            with self._state:
-                closed = self._closed
-            if not closed and self._spawner is None:
-                self._new(pids, memory_mb, wait=False)
-        finally:
-            self._busy.release()
 
     def _give_back(self, spawner: Spawner) -> None:
         try:
