@@ -37,13 +37,8 @@ from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv, nproc_raise, sh_sets_rlimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Child, Outcome, run_child, run_tree
-from toolproof.sandbox._spawner import (
-    Lease,
-    SpawnerBroken,
-    SpawnerLost,
-    SpawnerSlot,
-    spawn_child,
-)
+from toolproof.sandbox._spawner import SpawnerBroken, SpawnerLost, spawn_child
+from toolproof.sandbox._spawner_slot import Lease, SpawnerSlot
 from toolproof.sandbox._wsfs import (
     ReachableBinds,
     WorkspaceFs,

@@ -4,18 +4,10 @@ Without it, each command of a root harness starts behind a gate and is moved
 into a fresh cgroup (``CgroupGate``): one ``cgroup.procs`` write per command and
 hierarchy, which on cgroup v1 waits for an RCU grace period (~7-11 ms after
 idle). With it, one helper process per sandbox is moved into one cgroup per
-sandbox, once, and forks every command there: a command is born in the cgroup.
-
-``SpawnerSlot`` owns that helper and cgroup for a ``Sandbox``: the first ``lease``
-starts it in the background, and once it is ready ``lease`` hands it to one command
-at a time (until then, and for a second command running at the same moment, the
-command takes the per-command path; so nothing waits for the helper's start-up, a
-cgroup only ever holds the helper and one command's tree, and killing "everything
-but the helper" after a command is exact).
-``release`` kills what the command left. The helper is replaced when its cgroup
-keeps more than ``_SHMEM_RECYCLE`` of tmpfs pages charged (files a command wrote
-to the workspace tmpfs stay charged to the cgroup that wrote them; removing the
-cgroup hands them to its parent, as after a per-command cgroup).
+sandbox (``SandboxCgroup``), once, and forks every command there: a command is
+born in the cgroup. ``Spawner`` talks to the helper, ``SpawnedChild`` is a command
+it started as ``_spawn.run_child`` drives it, ``spawn_child`` makes the pipes;
+``_spawner_slot`` decides which command gets the helper.
 """
 
 from __future__ import annotations
@@ -29,33 +21,21 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from toolproof.sandbox import _cgroup
-from toolproof.sandbox._cgroup import CgroupSupport, CommandCgroup
 from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
 
-__all__ = [
-    "Lease",
-    "SandboxCgroup",
-    "SpawnedChild",
-    "Spawner",
-    "SpawnerBroken",
-    "SpawnerLost",
-    "SpawnerSlot",
-    "spawn_child",
-]
+__all__ = ["SpawnedChild", "Spawner", "SpawnerBroken", "SpawnerLost", "spawn_child"]
 
 _log = logging.getLogger(__name__)
 _HELPER = Path(__file__).with_name("_spawner_main.py")
 _HEADER = struct.Struct(">I")
 _MAX_REPLY = 1 << 20
 _REPLY_S = 30.0
-#: Bytes of tmpfs (shmem) pages left charged to the cgroup after which it is replaced.
-_SHMEM_RECYCLE = 4 * 1024 * 1024
 
 
 class SpawnerBroken(Exception):
@@ -64,85 +44,6 @@ class SpawnerBroken(Exception):
 
 class SpawnerLost(SandboxError):
     """The helper failed after a request went out: the command may have started."""
-
-
-class SandboxCgroup(CommandCgroup):
-    """A cgroup reused by every command of one sandbox, the spawner helper in it.
-
-    ``begin`` sets the limits for the next command and takes the event counters as
-    they are, so ``pids_hit`` and ``oom_killed`` report that command's events only;
-    ``kill_all`` and ``pids`` leave the helper (``keep``) alone.
-    """
-
-    def __init__(self, support: CgroupSupport, *, pids: int | None, memory_mb: int | None) -> None:
-        """Create the directories and write the limits (see ``CommandCgroup``)."""
-        super().__init__(support, pids=pids, memory_mb=memory_mb)
-        self._support = support
-        self.keep: int | None = None
-        self.limits = (pids, memory_mb)
-        self._base_pids = self._base_oom = 0
-
-    def pids(self) -> set[int]:
-        """Process ids in the cgroup, without the helper."""
-        return super().pids() - {self.keep}
-
-    def _oom_count(self) -> int:
-        if not self.has("memory"):
-            return 0
-        if self._dirs["memory"][0] == 2:
-            return self._counter("memory", "memory.events", "oom_kill")
-        return self._counter("memory", "memory.oom_control", "oom_kill")
-
-    def begin(self, pids: int | None, memory_mb: int | None) -> bool:
-        """Make the cgroup ready for a command with these limits; False if it cannot be.
-
-        ``pids.max`` is written every time (``kill_all`` froze it at 0); the memory
-        limit only when it changes.
-
-        Raises:
-            OSError: A limit could not be written (the cgroup is then unusable).
-        """
-        for controller, value in (("pids", pids), ("memory", memory_mb)):
-            if (value is not None and self._support.has(controller)) != self.has(controller):
-                return False  # a controller would be missing or extra
-        if pids is not None:
-            # The helper counts too.
-            (self._dirs["pids"][1] / "pids.max").write_text(str(pids + 1))
-        if memory_mb is not None and memory_mb != self.limits[1]:
-            self._set_memory(memory_mb, self.limits[1] or 0)
-        self.limits = (pids, memory_mb)
-        self._frozen_events = None
-        self._base_pids = self._counter("pids", "pids.events", "max")
-        self._base_oom = self._oom_count()
-        return True
-
-    def _set_memory(self, new_mb: int, old_mb: int) -> None:
-        version, path = self._dirs["memory"]
-        if version == 2:
-            (path / "memory.max").write_text(str(new_mb * 1024 * 1024))
-            return
-        # v1: memory.limit_in_bytes may never exceed memory.memsw.limit_in_bytes.
-        names = ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
-        for name in names[::-1] if new_mb > old_mb else names:
-            if name.startswith("memory.memsw") and not (path / name).exists():
-                continue
-            (path / name).write_text(str(new_mb * 1024 * 1024))
-
-    def pids_hit(self) -> bool:
-        """True once a fork failed at ``pids.max`` during the current command."""
-        if self._frozen_events is not None:
-            return self._frozen_events > self._base_pids
-        return self._counter("pids", "pids.events", "max") > self._base_pids
-
-    def oom_killed(self) -> bool:
-        """True once the kernel OOM-killed a process of the current command."""
-        return self._oom_count() > self._base_oom
-
-    def shmem_bytes(self) -> int:
-        """Bytes of tmpfs pages charged to this cgroup (0 without a memory cgroup)."""
-        if not self.has("memory"):
-            return 0
-        return self._counter("memory", "memory.stat", "shmem")
 
 
 class Spawner:
@@ -387,134 +288,6 @@ class SpawnedChild:
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
-
-
-class Lease:
-    """One command's use of the slot's spawner (``SpawnerSlot.lease``)."""
-
-    def __init__(self, slot: SpawnerSlot, spawner: Spawner) -> None:
-        self.slot, self.spawner, self.group = slot, spawner, spawner.group
-
-    def release(self) -> None:
-        """Kill what the command left and hand the spawner back."""
-        self.slot._give_back(self.spawner)
-
-
-class SpawnerSlot:
-    """The spawner of one sandbox, made on first use and handed to one command at a time."""
-
-    def __init__(self, support: CgroupSupport) -> None:
-        """``support`` says where the sandbox cgroup may be created."""
-        self._support = support
-        self._busy = threading.Lock()
-        self._state = threading.Lock()
-        self._spawner: Spawner | None = None
-        self._closed = False
-        self._failures = 0
-
-    def lease(self, pids: int | None, memory_mb: int | None) -> Lease | None:
-        """The spawner for a command with these limits, or None: take the per-command path.
-
-        None when another command holds it, the sandbox is closed, no cgroup can be
-        written here, or the spawner failed to start twice.
-        """
-        if self._failures >= 2 or not self._busy.acquire(blocking=False):
-            return None
-        try:
-            spawner = self._ready(pids, memory_mb)
-        except BaseException:
-            self._busy.release()
-            raise
-        if spawner is None:
-            self._busy.release()
-            return None
-        return Lease(self, spawner)
-
-    def _ready(self, pids: int | None, memory_mb: int | None) -> Spawner | None:
-        """The helper if it is ready for this command; else None, starting one if needed.
-
-        A helper is started on the sandbox's first command and used once it is
-        ready: no command waits for its start-up (the first ones take the
-        per-command path), and a sandbox that runs one command costs one
-        background start.
-        """
-        with self._state:
-            if self._closed:
-                return None
-        spawner = self._spawner
-        if spawner is not None:
-            try:
-                if spawner.proc.poll() is None:
-                    if not spawner.ready_now():
-                        return None  # still starting: this command takes the other path
-                    if spawner.group.begin(pids, memory_mb):
-                        return spawner
-            except OSError as exc:
-                _log.warning("could not set the sandbox cgroup's limits: %s", exc)
-            except SpawnerBroken as exc:
-                self._failures += 1
-                _log.warning("the sandbox's command spawner failed to start: %s", exc)
-            self._drop()
-        self._new(pids, memory_mb, wait=False)
-        return None
-
-    def _new(self, pids: int | None, memory_mb: int | None, *, wait: bool) -> Spawner | None:
-        """A new helper in a new sandbox cgroup (the caller holds ``_busy``), or None."""
-        group: SandboxCgroup | None = None
-        try:
-            group = SandboxCgroup(self._support, pids=pids, memory_mb=memory_mb)
-            if not group.procs_files:
-                group.remove()
-                self._failures = 2  # nothing to write here: never try again
-                return None
-            if not group.begin(pids, memory_mb):
-                group.remove()
-                return None
-            self._spawner = spawner = Spawner(group, wait=wait)
-            return spawner
-        except (OSError, SpawnerBroken) as exc:
-            self._failures += 1
-            _log.warning("commands fall back to a cgroup each: %s", exc)
-            if group is not None:
-                group.remove()
-            return None
-
-    def _give_back(self, spawner: Spawner) -> None:
-        try:
-            spawner.group.kill_all()
-            if spawner.group.shmem_bytes() > _SHMEM_RECYCLE:
-                self._drop()
-                self._new(*spawner.group.limits, wait=False)  # ready for the next one
-        finally:
-            self._busy.release()
-        with self._state:
-            closed = self._closed
-        if closed:
-            self.close()
-
-    def discard(self, lease: Lease, why: str) -> None:
-        """The helper failed during ``lease``: stop it; the command falls back."""
-        _log.warning("the sandbox's command spawner failed (%s); starting a new one", why)
-        self._failures += 1
-        self._drop()
-        self._busy.release()
-
-    def _drop(self) -> None:
-        spawner, self._spawner = self._spawner, None
-        if spawner is not None:
-            spawner.close()
-            spawner.group.keep = None
-            spawner.group.remove()
-
-    def close(self) -> None:
-        """Stop the helper and remove the cgroup, now or when the running command ends."""
-        with self._state:
-            self._closed = True
-        if self._busy.acquire(blocking=False):
-            try:
-                self._drop()
-            finally:
-                self._busy.release()
 
 
 def spawn_child(
