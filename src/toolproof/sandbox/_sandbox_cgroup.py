@@ -21,6 +21,9 @@ class SandboxCgroup(CommandCgroup):
     ``kill_all`` and ``pids`` leave the helper (``keep``) alone.
     """
 
+    #: Never ``cgroup.kill``: it would kill the helper too; members are killed one by one.
+    kill_whole = False
+
     def __init__(self, support: CgroupSupport, *, pids: int | None, memory_mb: int | None) -> None:
         """Create the directories and write the limits (see ``CommandCgroup``)."""
         super().__init__(support, pids=pids, memory_mb=memory_mb)
