@@ -21,6 +21,7 @@ from toolproof.sandbox._cgroup import (
     host_support,
     join_argv,
 )
+from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
 
 V1_MOUNTINFO = """\
 30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw
@@ -90,6 +91,41 @@ def test_command_cgroup_v2_events(tmp_path: Path) -> None:
     assert (mem_dir / "memory.swap.max").read_text() == "0"
     (mem_dir / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n")
     assert group.oom_killed()
+
+
+def test_sandbox_cgroup_counts_each_command_and_spares_the_helper(tmp_path: Path) -> None:
+    """Reused by every command: events are re-based, the helper is never killed."""
+    (tmp_path / "c").mkdir()
+    support = CgroupSupport({"pids": (2, tmp_path / "c"), "memory": (2, tmp_path / "c")})
+    group = SandboxCgroup(support, pids=10, memory_mb=4)
+    (path,) = list((tmp_path / "c").iterdir())
+    (path / "cgroup.kill").write_text("")
+    (path / "pids.events").write_text("max 2\n")
+    (path / "memory.events").write_text("oom_kill 1\n")
+    assert group.begin(10, 8)  # a new memory limit, the counters taken as they are
+    assert (path / "pids.max").read_text() == "11"  # the helper counts too
+    assert (path / "memory.max").read_text() == str(8 * 1024 * 1024)
+    assert not group.pids_hit() and not group.oom_killed()
+    (path / "pids.events").write_text("max 3\n")
+    (path / "memory.events").write_text("oom_kill 2\n")
+    assert group.pids_hit() and group.oom_killed()
+    helper = subprocess.Popen(["sleep", "60"])
+    try:
+        group.keep = helper.pid
+        (path / "cgroup.procs").write_text(f"{helper.pid}\n")
+        assert group.pids() == set()
+        assert group.kill_all(timeout_s=1)
+        assert helper.poll() is None and (path / "cgroup.kill").read_text() == ""
+        assert (path / "pids.max").read_text().startswith("0")  # forks frozen (no truncation)
+        assert group.begin(10, 8) and (path / "pids.max").read_text() == "11"
+        assert not group.begin(None, 8)  # a controller would be missing: not reusable
+    finally:
+        helper.kill()
+        helper.wait()
+    for child in path.iterdir():
+        child.unlink()
+    group.keep = None
+    group.remove()
 
 
 def test_join_argv_writes_pid_before_exec(tmp_path: Path) -> None:

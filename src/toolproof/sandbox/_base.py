@@ -2,15 +2,16 @@
 
 A backend turns a command into an argv (``bwrap ...``, ``podman run ...``) and says
 how limits are applied; the base class owns the rest: checking arguments (``_args``), the
-per-command cgroup and rlimits, running the tree (``_spawn``), deciding which
-limit was hit (``_detect``), the workspace size check, and clean-up on ``close``.
+cgroup (the sandbox's, through its spawner ``_spawner``, or one per command) and
+rlimits, running the tree (``_spawn``), deciding which limit was hit (``_detect``),
+the workspace size check, and clean-up on ``close``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
-import subprocess
 import tempfile
 import threading
 import weakref
@@ -25,6 +26,7 @@ from toolproof.sandbox._cgroup import (
     JOIN_FAILED,
     RLIMIT_FAILED,
     CgroupGate,
+    CgroupSupport,
     CommandCgroup,
     host_support,
     join_argv,
@@ -32,9 +34,11 @@ from toolproof.sandbox._cgroup import (
 from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import sandbox_owner
-from toolproof.sandbox._limits import ResourceLimits, sh_sets_rlimits
+from toolproof.sandbox._limits import ResourceLimits, nproc_argv, nproc_raise, sh_sets_rlimits
 from toolproof.sandbox._result import ExecResult
-from toolproof.sandbox._spawn import Outcome, kill_tree, run_tree
+from toolproof.sandbox._spawn import Child, Outcome, run_child, run_tree
+from toolproof.sandbox._spawner import SpawnerBroken, SpawnerLost, spawn_child
+from toolproof.sandbox._spawner_slot import Lease, SpawnerSlot
 from toolproof.sandbox._wsfs import (
     ReachableBinds,
     WorkspaceFs,
@@ -126,7 +130,8 @@ class Sandbox(ABC):
         self.image = image
         self.ro_binds = check_binds(ro_binds)
         self._lock = threading.Lock()
-        self._running: set[subprocess.Popen[bytes]] = set()
+        self._running: set[Child] = set()
+        self._slot: SpawnerSlot | None = None
         self._closed = False
         self._scratch: Path | None = None
         self._scratch_cleanup: Callable[[], object] | None = None
@@ -244,9 +249,10 @@ class Sandbox(ABC):
         with self._lock:
             self._closed = True
             running = list(self._running)
-        for proc in running:
-            if proc.returncode is None:
-                kill_tree(proc.pid, None)
+        for child in running:
+            child.stop()
+        if self._slot is not None:
+            self._slot.close()
         if self._fs is not None:
             self._fs.close()
         if self._binds is not None:
@@ -313,16 +319,18 @@ class Sandbox(ABC):
         pass_fds: Sequence[int] = (),
         watch: Callable[[], str | None] | None = None,
         user: tuple[int, int] | None = None,
-        started: Callable[[subprocess.Popen[bytes]], None] | None = None,
+        started: Callable[[Child], None] | None = None,
+        child: Child | None = None,
     ) -> Outcome:
-        """Run an argv with tracking so ``close`` can kill it.
+        """Run an argv (or drive a ``child`` already started) with tracking so ``close``
+        can kill it.
 
         ``user`` starts it as that host user; ``started`` runs right after the start.
         """
 
-        procs: list[subprocess.Popen[bytes]] = []
+        procs: list[Child] = []
 
-        def track(proc: subprocess.Popen[bytes]) -> None:
+        def track(proc: Child) -> None:
             with self._lock:
                 self._running.add(proc)
                 procs.append(proc)
@@ -330,8 +338,16 @@ class Sandbox(ABC):
             if started is not None:
                 started(proc)
             if closed:  # close() ran while this was starting
-                kill_tree(proc.pid, group)
+                proc.kill()
 
+        if child is not None:
+            try:
+                return run_child(child, stdin=stdin.encode() if stdin is not None else None,
+                                 wall_s=limits.wall_s, output_bytes=limits.output_bytes,
+                                 group=group, on_start=track, watch=watch)  # fmt: skip
+            finally:
+                with self._lock:
+                    self._running.difference_update(procs)
         with self._lock:
             if self._closed:
                 raise SandboxError(f"this {self.name} sandbox is closed; create a new one")
@@ -367,8 +383,14 @@ class Sandbox(ABC):
         pass_fds: Sequence[int] = (),
         rlimits_outside: bool = False,
         hand_over: Callable[[], None] | None = None,
+        raise_nproc: bool = False,
     ) -> ExecResult:
-        """Run a command under a per-command cgroup and rlimits set by ``prlimit``.
+        """Run a command in a cgroup, with rlimits, and return what it did.
+
+        When the harness is root, the command is forked by the sandbox's spawner
+        (``_spawner``), born in the sandbox's cgroup; while another command of this
+        sandbox holds the spawner, or where it cannot run, the command gets a cgroup
+        of its own and moves into it before it execs (``_spawn``).
 
         Args:
             command: The command as given to ``exec``.
@@ -385,16 +407,67 @@ class Sandbox(ABC):
             hand_over: Work that must be done before the command runs but may overlap
                 its start (``_hand_over``): run while it waits at the cgroup gate, or
                 before the start where there is no gate.
+            raise_nproc: Raise the soft ``RLIMIT_NPROC`` of the sandbox user to its hard
+                limit first (``nproc_raise``).
         """
         support = host_support()
+        pids = None if limits.pids is None else limits.pids + pids_slack
+        run = functools.partial(
+            self._exec_in, command, wrap, env=env, host_cwd=host_cwd, stdin=stdin,
+            limits=limits, nproc_rlimit=nproc_rlimit, pass_fds=pass_fds,
+            rlimits_outside=rlimits_outside, hand_over=hand_over, raise_nproc=raise_nproc,
+        )  # fmt: skip
+        lease = self._lease(support, pids, limits.memory_mb)
+        if lease is not None:
+            try:
+                return run(lease.group, lease)
+            except SpawnerBroken as exc:  # nothing started: the per-command path
+                lease.slot.discard(lease, str(exc))
+            except SpawnerLost as exc:
+                lease.slot.discard(lease, str(exc))
+                raise
         try:
-            group = CommandCgroup(
-                support,
-                pids=None if limits.pids is None else limits.pids + pids_slack,
-                memory_mb=limits.memory_mb,
-            )
+            group = CommandCgroup(support, pids=pids, memory_mb=limits.memory_mb)
         except OSError as exc:
             raise SandboxError(f"could not create a cgroup for the command: {exc}") from exc
+        return run(group, None)
+
+    def _lease(
+        self, support: CgroupSupport, pids: int | None, memory_mb: int | None
+    ) -> Lease | None:
+        """The sandbox's spawner for one command, or None (see ``SpawnerSlot.lease``)."""
+        slot = self._spawner_slot(support)
+        return None if slot is None else slot.lease(pids, memory_mb)
+
+    def _spawner_slot(self, support: CgroupSupport) -> SpawnerSlot | None:
+        """The sandbox's ``SpawnerSlot`` (made on first use), or None where none can run."""
+        if self.owner is None or not support.parents:
+            return None
+        with self._lock:
+            if self._slot is None:
+                self._slot = SpawnerSlot(support)
+                weakref.finalize(self, self._slot.close)  # no helper outlives the sandbox
+            return self._slot
+
+    def _exec_in(
+        self,
+        command: str | Sequence[str],
+        wrap: Callable[[list[str]], list[str]],
+        group: CommandCgroup,
+        lease: Lease | None,
+        *,
+        env: Mapping[str, str],
+        host_cwd: Path,
+        stdin: str | None,
+        limits: ResourceLimits,
+        nproc_rlimit: bool,
+        pass_fds: Sequence[int],
+        rlimits_outside: bool,
+        hand_over: Callable[[], None] | None,
+        raise_nproc: bool,
+    ) -> ExecResult:
+        """``_exec_limited`` in ``group`` (through ``lease`` when given)."""
+        broken = False
         try:
             by_rlimit_as = not group.has("memory")
             by_nproc = nproc_rlimit and not group.has("pids")
@@ -409,12 +482,35 @@ class Sandbox(ABC):
                 argv = wrap(self._argv(command))
             else:
                 argv = wrap(["prlimit", *rlimits, "--", *self._argv(command)])
-            outcome = self._spawn(
-                argv, group, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits,
-                pass_fds=pass_fds, watch=watch,
-                rlimits=rlimited if outside else None, by_rlimit_as=by_rlimit_as,
-                hand_over=hand_over,
-            )  # fmt: skip
+            if lease is not None:
+                assert self.owner is not None
+                values = []
+                if outside:
+                    values = rlimited.rlimit_values(nproc=False, address_space=by_rlimit_as)
+                raised = nproc_raise(self.owner) if raise_nproc else None
+                if hand_over is not None:
+                    hand_over()
+                self._check_open()
+                try:
+                    child = spawn_child(lease.spawner, argv, env=env, cwd=str(host_cwd),
+                                        user=self.owner, stdin=stdin is not None,
+                                        rlimits=[*values, *([raised] if raised else [])],
+                                        pass_fds=pass_fds)  # fmt: skip
+                except SpawnerBroken:
+                    broken = True
+                    raise
+                outcome = self._run(argv, env=env, cwd=str(host_cwd), stdin=stdin,
+                                    limits=limits, group=group, watch=watch,
+                                    child=child)  # fmt: skip
+            else:
+                if raise_nproc:
+                    argv = [*nproc_argv(self.owner), *argv]
+                outcome = self._spawn(
+                    argv, group, env=env, cwd=str(host_cwd), stdin=stdin, limits=limits,
+                    pass_fds=pass_fds, watch=watch,
+                    rlimits=rlimited if outside else None, by_rlimit_as=by_rlimit_as,
+                    hand_over=hand_over,
+                )  # fmt: skip
             hit = classify(
                 limits,
                 returncode=outcome.returncode,
@@ -426,8 +522,14 @@ class Sandbox(ABC):
                 memory_by_text=by_rlimit_as,
                 pids_by_text=not group.has("pids"),
             )
+        except SpawnerLost:
+            broken = True
+            raise
         finally:
-            group.remove()
+            if lease is None:
+                group.remove()
+            elif not broken:
+                lease.release()
         return self._result(outcome, hit, limits)
 
     def _spawn(
@@ -472,7 +574,7 @@ class Sandbox(ABC):
                              pass_fds=pass_fds, watch=watch, user=self.owner)  # fmt: skip
         with CgroupGate(self.owner) as gate:
 
-            def release(proc: subprocess.Popen[bytes]) -> None:
+            def release(proc: Child) -> None:
                 if hand_over is not None:
                     try:
                         hand_over()

@@ -8,12 +8,14 @@ writable host directory (at ``/workspace``), a fresh tmpfs ``/tmp``, and an
 environment built from scratch. Limits come from the shared base class: a
 per-command cgroup where possible, rlimits via ``prlimit`` inside the sandbox.
 
-When the harness is root, bwrap itself never runs as root: the first process is
-started as the unprivileged sandbox user (no groups) and waits at a gate until the
-harness has moved it into the command's cgroup (``_base._spawn``); then
-``prlimit (the rlimits) -> bwrap -> command``. So the user namespace maps uid 1000
-inside to that unprivileged host uid, and the kernel treats every sandboxed
-process as that user.
+When the harness is root, bwrap itself never runs as root: the sandbox's spawner
+(``_spawner``), living in the sandbox's cgroup, forks the command there and drops to
+the unprivileged sandbox user (no groups) before the exec of ``bwrap -> command``;
+when the spawner is busy or cannot run, the first process is started as that user
+and waits at a gate until the harness has moved it into a per-command cgroup
+(``_base._spawn``), then ``prlimit (the rlimits) -> bwrap -> command``. So the user
+namespace maps uid 1000 inside to that unprivileged host uid, and the kernel treats
+every sandboxed process as that user.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -30,15 +31,17 @@ from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
 from toolproof.sandbox._identity import sandbox_owner
-from toolproof.sandbox._limits import ResourceLimits
+from toolproof.sandbox._limits import ResourceLimits, nproc_argv
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._seccomp import program
 
-__all__ = ["BwrapSandbox"]
+__all__ = ["BwrapSandbox", "nproc_argv"]
 
 _log = logging.getLogger(__name__)
 UID = GID = 1000
+#: Processes of bwrap itself a pids cgroup counts: the outer bwrap and its pid-1 reaper.
+_PIDS_SLACK = 2
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: Top-level system directories bound read-only (or recreated as the host's symlinks).
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -66,21 +69,6 @@ def _write_etc(directory: Path) -> None:
         (directory / name).write_text(text)
         (directory / name).chmod(0o644)
     directory.chmod(0o755)
-
-
-def nproc_argv(owner: tuple[int, int] | None) -> list[str]:
-    """``prlimit`` raising the soft ``RLIMIT_NPROC`` to the hard one, or [] if not needed.
-
-    For the sandbox user only (when the harness is root): the kernel counts the
-    processes of *all* sandboxes (one host uid) against the limit bwrap starts with,
-    while each sandbox is held by its own ``RLIMIT_NPROC`` inside its user namespace
-    and its pids cgroup. (Raising the hard limit would need ``CAP_SYS_RESOURCE``,
-    which container runtimes usually drop.)
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    if owner is None or soft == hard:
-        return []
-    return ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
 
 
 def seccomp_pipe() -> int | None:
@@ -297,20 +285,17 @@ class BwrapSandbox(Sandbox):
         self._check_open()
         seccomp = seccomp_pipe()
         try:
-            prefix = [
-                *nproc_argv(self.owner),
-                *build_argv(
-                    bwrap,
-                    features,
-                    workspace=self.bind_source,
-                    etc=etc,
-                    cwd=inner,
-                    env=inside,
-                    tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
-                    ro_binds=self.ro_binds,
-                    seccomp_fd=seccomp,
-                ),
-            ]
+            prefix = build_argv(
+                bwrap,
+                features,
+                workspace=self.bind_source,
+                etc=etc,
+                cwd=inner,
+                env=inside,
+                tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+                ro_binds=self.ro_binds,
+                seccomp_fd=seccomp,
+            )
             return self._exec_limited(
                 command,
                 lambda argv: [*prefix, *argv],
@@ -319,13 +304,14 @@ class BwrapSandbox(Sandbox):
                 stdin=stdin,
                 limits=chosen,
                 nproc_rlimit=True,
-                pids_slack=2,  # the outer bwrap and its pid-1 reaper
+                pids_slack=_PIDS_SLACK,
                 pass_fds=() if seccomp is None else (seccomp,),
                 # RLIMIT_NPROC must be set inside the user namespace; the others are
                 # inherited through bwrap, so they are set first.
                 rlimits_outside=True,
                 # Resize and owner walk while the command waits at its cgroup gate.
                 hand_over=lambda: self._hand_over(chosen),
+                raise_nproc=True,  # all sandboxes share one host uid (``nproc_raise``)
             )
         finally:
             if seccomp is not None:

@@ -282,6 +282,9 @@ class CgroupGate:
 class CommandCgroup:
     """The cgroup(s) of one command: created, limited, watched, killed and removed."""
 
+    #: ``kill_all`` may use cgroup v2's ``cgroup.kill`` (every member at once).
+    kill_whole = True
+
     def __init__(self, support: CgroupSupport, *, pids: int | None, memory_mb: int | None) -> None:
         """Create the cgroup directories and write the limits.
 
@@ -391,7 +394,7 @@ class CommandCgroup:
                 finally:
                     os.close(fd)
         for version, path in self._dirs.values():
-            if version == 2 and (path / "cgroup.kill").exists():
+            if self.kill_whole and version == 2 and (path / "cgroup.kill").exists():
                 with contextlib.suppress(OSError):
                     (path / "cgroup.kill").write_text("1")
         deadline = time.monotonic() + timeout_s

@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import math
 import re
+import resource
 import subprocess
 from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from toolproof.sandbox._errors import SandboxError
 
-__all__ = ["LIMIT_NAMES", "ResourceLimits", "sh_sets_rlimits"]
+__all__ = ["LIMIT_NAMES", "ResourceLimits", "nproc_argv", "nproc_raise", "sh_sets_rlimits"]
 
 #: Every value ``ExecResult.limit_hit`` can take besides ``None``.
 LIMIT_NAMES: Final = frozenset(
@@ -84,6 +85,22 @@ class ResourceLimits:
             args.append(f"--nproc={self.pids}")
         return args
 
+    def rlimit_values(self, *, nproc: bool, address_space: bool) -> list[tuple[int, int, int]]:
+        """The limits of ``prlimit_args`` as ``(resource, soft, hard)`` for ``setrlimit``."""
+        values: list[tuple[int, int, int]] = []
+        if self.cpu_s is not None:
+            soft = max(1, math.ceil(self.cpu_s))
+            values.append((resource.RLIMIT_CPU, soft, soft + 1))
+        if self.file_size_mb is not None:
+            size = self.file_size_mb * 1024 * 1024
+            values.append((resource.RLIMIT_FSIZE, size, size))
+        if address_space and self.memory_mb is not None:
+            size = self.memory_mb * 1024 * 1024
+            values.append((resource.RLIMIT_AS, size, size))
+        if nproc and self.pids is not None:
+            values.append((resource.RLIMIT_NPROC, self.pids, self.pids))
+        return values
+
     def ulimit_script(self, *, nproc: bool, address_space: bool) -> str:
         """The limits of ``prlimit_args`` as ``sh`` ``ulimit`` commands, joined by ``&&``.
 
@@ -116,6 +133,30 @@ class ResourceLimits:
         if self.file_size_mb is not None and self.file_size_mb <= cap:
             return self
         return replace(self, file_size_mb=cap)
+
+
+def nproc_raise(owner: tuple[int, int] | None) -> tuple[int, int, int] | None:
+    """``RLIMIT_NPROC`` with the soft limit raised to the hard one, or None if not needed.
+
+    For the sandbox user only (when the harness is root): the kernel counts the
+    processes of *all* sandboxes (one host uid) against the limit bwrap starts with,
+    while each sandbox is held by its own ``RLIMIT_NPROC`` inside its user namespace
+    and its pids cgroup. (Raising the hard limit would need ``CAP_SYS_RESOURCE``,
+    which container runtimes usually drop.)
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if owner is None or soft == hard:
+        return None
+    return resource.RLIMIT_NPROC, hard, hard
+
+
+def nproc_argv(owner: tuple[int, int] | None) -> list[str]:
+    """``prlimit`` setting ``nproc_raise``'s limit before a command, or [] if not needed."""
+    raised = nproc_raise(owner)
+    if raised is None:
+        return []
+    hard = raised[2]
+    return ["prlimit", f"--nproc={'unlimited' if hard == resource.RLIM_INFINITY else hard}", "--"]
 
 
 _PROBE = ResourceLimits(cpu_s=7, memory_mb=3, pids=50, file_size_mb=2)

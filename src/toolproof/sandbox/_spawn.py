@@ -17,11 +17,12 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO, Protocol
 
 from toolproof.sandbox._cgroup import CommandCgroup
 from toolproof.sandbox._errors import SandboxError
 
-__all__ = ["Outcome", "kill_tree", "run_tree"]
+__all__ = ["Child", "Outcome", "kill_tree", "run_child", "run_tree"]
 
 _POLL_MAX_S = 0.05
 _DRAIN_S = 1.0
@@ -112,10 +113,80 @@ def _limit_event(now: float, deadline: float, group: CommandCgroup | None) -> st
     return None
 
 
+class Child(Protocol):
+    """A started command as ``run_child`` drives it: a ``Popen`` or a spawner's child.
+
+    Attributes:
+        pid: Its first process (the session leader).
+        stdin: The harness's end of its stdin pipe, or None (it reads /dev/null).
+        stdout: The harness's end of its stdout pipe.
+        stderr: The harness's end of its stderr pipe.
+    """
+
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+
+    @property
+    def exit_fd(self) -> int | None:
+        """A descriptor that becomes readable when it exits, or None."""
+
+    def exited(self) -> bool:
+        """True once its first process exited (without losing the exit status)."""
+
+    def wait(self) -> int:
+        """Its exit status, ``Popen`` style (``-N`` for signal ``N``), waiting if need be."""
+
+    def kill(self, alive: bool = True) -> None:
+        """SIGKILL the whole tree (``alive``: False once the first process exited)."""
+
+    def stop(self) -> None:
+        """Kill the tree if it still runs (the sandbox is being closed)."""
+
+    def close(self) -> None:
+        """Release what the harness holds for it (pipes, descriptors)."""
+
+
+class _PopenChild:
+    """A ``Popen`` started by ``run_tree`` as a ``Child``."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], group: CommandCgroup | None) -> None:
+        self.proc, self.group, self.pid = proc, group, proc.pid
+        self.stdin, self.stdout, self.stderr = proc.stdin, proc.stdout, proc.stderr
+        self._pidfd = _pidfd(proc.pid)
+
+    @property
+    def exit_fd(self) -> int | None:
+        return self._pidfd
+
+    def exited(self) -> bool:
+        return _exited(self.pid)
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+    def kill(self, alive: bool = True) -> None:
+        kill_tree(self.pid, self.group, alive=alive)
+
+    def stop(self) -> None:
+        if self.proc.returncode is None:
+            kill_tree(self.pid, None)
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
 class _Pump:
     """Moves bytes between the harness and the child's pipes, keeping at most a cap."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], stdin: bytes | None, cap: int) -> None:
+    def __init__(self, proc: Child, stdin: bytes | None, cap: int) -> None:
         self.proc, self.cap = proc, cap
         self.out = {"stdout": bytearray(), "stderr": bytearray()}
         self.overflow = False
@@ -200,7 +271,7 @@ def run_tree(
     wall_s: float,
     output_bytes: int,
     group: CommandCgroup | None = None,
-    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    on_start: Callable[[Child], None] | None = None,
     pass_fds: Sequence[int] = (),
     watch: Callable[[], str | None] | None = None,
     user: tuple[int, int] | None = None,
@@ -243,26 +314,41 @@ def run_tree(
         )
     except OSError as exc:
         raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
-    pidfd = _pidfd(proc.pid)
+    return run_child(
+        _PopenChild(proc, group), stdin=stdin, wall_s=wall_s, output_bytes=output_bytes,
+        group=group, on_start=on_start, watch=watch,
+    )  # fmt: skip
+
+
+def run_child(
+    child: Child,
+    *,
+    stdin: bytes | None,
+    wall_s: float,
+    output_bytes: int,
+    group: CommandCgroup | None = None,
+    on_start: Callable[[Child], None] | None = None,
+    watch: Callable[[], str | None] | None = None,
+) -> Outcome:
+    """Drive a started ``child`` to its end (the loop of ``run_tree``, see there).
+
+    The harness's resources for ``child`` are released when this returns.
+    """
     try:
         if on_start is not None:
             try:
-                on_start(proc)
+                on_start(child)
             except BaseException:
-                kill_tree(proc.pid, group)
-                proc.wait()
-                for pipe in (proc.stdin, proc.stdout, proc.stderr):
-                    if pipe is not None:
-                        pipe.close()
+                child.kill()
+                child.wait()
                 raise
         # The clock starts once on_start let the command go: harness work done there
         # while it waited at its gate (the owner walk) is not charged to the command.
         start = time.monotonic()
         deadline = start + wall_s
-        return _supervise(proc, pidfd, start, deadline, stdin, output_bytes, group, watch)
+        return _supervise(child, start, deadline, stdin, output_bytes, group, watch)
     finally:
-        if pidfd is not None:
-            os.close(pidfd)
+        child.close()
 
 
 def _pidfd(pid: int) -> int | None:
@@ -284,8 +370,7 @@ def _wait_exit(pidfd: int | None, timeout: float) -> None:
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes],
-    pidfd: int | None,
+    proc: Child,
     start: float,
     deadline: float,
     stdin: bytes | None,
@@ -295,11 +380,10 @@ def _supervise(
 ) -> Outcome:
     """Pump, watch and end the started tree (the loop of ``run_tree``)."""
     pump = _Pump(proc, stdin, output_bytes)
+    pidfd = proc.exit_fd
     if pidfd is not None:
         pump.watch_exit(pidfd)
-
-    def kill(alive: bool = True) -> None:
-        kill_tree(proc.pid, group, alive=alive)
+    kill = proc.kill
 
     stopped: str | None = None
     ended_at: float | None = None  # when the command exited or was killed
@@ -308,7 +392,7 @@ def _supervise(
         while pump.open:
             now = time.monotonic()
             if ended_at is None:
-                if not _exited(proc.pid):
+                if not proc.exited():
                     stopped = "output" if pump.overflow else _limit_event(now, deadline, group)
                     if stopped is None and watch is not None:
                         stopped = watch()
@@ -325,7 +409,7 @@ def _supervise(
                 break
             pump.step(_POLL_MAX_S)
         if ended_at is None:  # pipes closed first; the command may still run
-            while not _exited(proc.pid) and stopped is None:
+            while not proc.exited() and stopped is None:
                 now = time.monotonic()
                 stopped = _limit_event(now, deadline, group)
                 _wait_exit(pidfd, max(0.0, min(poll, deadline - now)))

@@ -1,0 +1,279 @@
+"""The per-sandbox spawner: a small root helper that forks each command in its cgroup.
+
+Run as ``python -I -S _spawner_main.py SOCKET_FD PROCS_FILE...`` by ``_spawner``
+(stdlib only, nothing from toolproof: ``-I -S`` keeps the environment, the
+user's site and the venv out). The harness moves this process into the
+sandbox's cgroup(s) once; every command it forks is then *born* there, so no
+command pays the per-command cgroup attach (a cgroup v1 ``cgroup.procs`` write
+waits for an RCU grace period, ~7-11 ms after idle).
+
+Protocol, on the one socket it inherits (a ``socketpair`` end the harness holds;
+no path, so no command can connect to it): frames of a 4-byte big-endian length
+and a JSON object. It writes ``{"ready": pid}`` once, then for each request
+``{"argv", "env", "cwd", "uid", "gid", "rlimits", "fds"}`` (with ``len(fds)``
+descriptors attached by ``SCM_RIGHTS``, put at those numbers in the child) it
+answers ``{"started": pid}`` or ``{"error": text}``, and later
+``{"exit": pid, "status": waitstatus}``. A frame that is not understood gets an
+``error`` answer; a broken frame ends the helper (the harness then falls back).
+
+The child, between ``fork`` and ``exec``: new session, default ``SIGPIPE`` and
+``SIGXFSZ``, ``oom_score_adj`` back to 0, its descriptors put in place and all
+others closed (the socket too), the rlimits set, no supplementary groups, then
+the unprivileged gid and uid. The helper dies with the harness: end of file on
+the socket (the harness exited or closed it) makes it SIGKILL every other
+process in its cgroup(s) and exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import struct
+import sys
+
+_MAX_FRAME = 16 * 1024 * 1024
+_MAX_FDS = 16
+_HEADER = struct.Struct(">I")
+
+
+def _send(sock: socket.socket, message: dict[str, object]) -> None:
+    body = json.dumps(message).encode()
+    sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+class _Broken(Exception):
+    """The byte stream cannot be parsed any more: the helper must stop."""
+
+
+class _Reader:
+    """Reassembles frames (and the descriptors sent with them) from the socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+        self.fds: list[int] = []
+
+    def fill(self) -> bool:
+        """Read what is there; False at end of file."""
+        data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, _MAX_FDS)
+        for fd in fds:
+            os.set_inheritable(fd, False)
+        self.fds.extend(fds)
+        if not data:
+            return False
+        self.buffer.extend(data)
+        return True
+
+    def frame(self) -> bytes | None:
+        """The next complete frame, or None until more bytes arrive."""
+        if len(self.buffer) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self.buffer)
+        if size > _MAX_FRAME:
+            raise _Broken(f"frame of {size} bytes")
+        if len(self.buffer) < _HEADER.size + size:
+            return None
+        body = bytes(self.buffer[_HEADER.size : _HEADER.size + size])
+        del self.buffer[: _HEADER.size + size]
+        return body
+
+    def take_fds(self) -> list[int]:
+        fds, self.fds = self.fds, []
+        return fds
+
+
+def _check(request: object) -> dict[str, object]:
+    """The request if it has every field with the right type, else ValueError."""
+    if not isinstance(request, dict):
+        raise ValueError("a request must be a JSON object")
+    argv, env, cwd = request.get("argv"), request.get("env"), request.get("cwd")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise ValueError("argv must be a non-empty list of strings")
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise ValueError("env must map strings to strings")
+    if not isinstance(cwd, str):
+        raise ValueError("cwd must be a string")
+    for key in ("uid", "gid"):
+        value = request.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{key} must be a positive integer (never root)")
+    rlimits = request.get("rlimits")
+    if not isinstance(rlimits, list) or not all(
+        isinstance(r, list) and len(r) == 3 and all(isinstance(v, int) for v in r) for r in rlimits
+    ):
+        raise ValueError("rlimits must be a list of [resource, soft, hard]")
+    fds = request.get("fds")
+    if not isinstance(fds, list) or not all(
+        isinstance(f, int) and not isinstance(f, bool) and 0 <= f < 65536 for f in fds
+    ):
+        raise ValueError("fds must be a list of descriptor numbers")
+    if len(set(fds)) != len(fds):
+        raise ValueError("fds must not repeat a number")
+    return request
+
+
+def _child(request: dict[str, object], received: list[int], errw: int) -> None:
+    """In the forked child: set everything up and exec; never returns."""
+    try:
+        targets: list[int] = request["fds"]  # type: ignore[assignment]
+        os.setsid()
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the helper blocks SIGCHLD
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        adj = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+        os.write(adj, b"0")
+        os.close(adj)
+        high = max([*targets, 2]) + 1
+        errw = fcntl.fcntl(errw, fcntl.F_DUPFD_CLOEXEC, high)
+        sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, high) for fd in received]
+        for source, target in zip(sources, targets, strict=True):
+            os.dup2(source, target, inheritable=True)
+        keep = sorted({*targets, errw})
+        start = 0
+        for fd in keep:
+            if fd > start:
+                os.closerange(start, fd)
+            start = fd + 1
+        os.closerange(start, 1 << 20)
+        for which, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
+            resource.setrlimit(which, (soft, hard))
+        os.chdir(request["cwd"])  # type: ignore[arg-type]
+        uid, gid = request["uid"], request["gid"]
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)  # type: ignore[arg-type]
+        os.setresuid(uid, uid, uid)  # type: ignore[arg-type]
+        argv: list[str] = request["argv"]  # type: ignore[assignment]
+        os.execvpe(argv[0], argv, request["env"])  # type: ignore[arg-type]
+    except BaseException as exc:  # any failure is reported, then exit
+        try:
+            os.write(errw, f"{type(exc).__name__}: {exc}".encode()[:4000])
+        finally:
+            os._exit(127)
+
+
+def _start(request: dict[str, object], received: list[int]) -> tuple[int, int] | str:
+    """Fork the command; (pid, pidfd) once it has exec'd, or why it could not start."""
+    targets = request["fds"]
+    if not isinstance(targets, list) or len(targets) != len(received):
+        return f"{len(received)} descriptors arrived for {targets!r}"
+    errr, errw = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _child(request, received, errw)
+        os.close(errw)
+        errw = -1
+        chunks = []
+        while chunk := os.read(errr, 4096):
+            chunks.append(chunk)
+    finally:
+        os.close(errr)
+        if errw >= 0:
+            os.close(errw)
+    if chunks:
+        os.waitpid(pid, 0)
+        argv = request["argv"]
+        name = argv[0] if isinstance(argv, list) else "?"
+        return f"could not start {name!r}: " + b"".join(chunks).decode(errors="replace")
+    return pid, os.pidfd_open(pid)
+
+
+def _kill_cgroups(procs_files: list[str]) -> None:
+    """SIGKILL every process but this one in the cgroup(s), a few passes."""
+    me = os.getpid()
+    for _ in range(50):
+        found = False
+        for path in procs_files:
+            try:
+                with open(path) as procs:
+                    pids = [int(p) for p in procs.read().split()]
+            except (OSError, ValueError):
+                continue
+            for pid in pids:
+                if pid != me:
+                    found = True
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+        if not found:
+            return
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        signal.sigtimedwait([signal.SIGCHLD], 0.02)
+
+
+def _serve(sock: socket.socket, procs_files: list[str]) -> None:
+    reader = _Reader(sock)
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_READ, None)
+    _send(sock, {"ready": os.getpid()})
+    while True:
+        for key, _ in sel.select():
+            if key.data is not None:  # a child's pidfd: it exited
+                pid = key.data
+                sel.unregister(key.fd)
+                os.close(key.fd)
+                _, status = os.waitpid(pid, 0)
+                _send(sock, {"exit": pid, "status": status})
+                continue
+            if not reader.fill():
+                _kill_cgroups(procs_files)
+                return
+            while (body := reader.frame()) is not None:
+                received = reader.take_fds()
+                try:
+                    try:
+                        request = _check(json.loads(body))
+                    except ValueError as exc:  # JSONDecodeError and UnicodeError too
+                        _send(sock, {"error": f"bad request: {exc}"})
+                        continue
+                    try:
+                        started = _start(request, received)
+                    except OSError as exc:  # fork or pipe refused: say so, keep serving
+                        started = f"could not start the command: {exc}"
+                finally:
+                    for fd in received:
+                        os.close(fd)
+                if isinstance(started, str):
+                    _send(sock, {"error": started})
+                    continue
+                pid, pidfd = started
+                sel.register(pidfd, selectors.EVENT_READ, pid)
+                _send(sock, {"started": pid})
+
+
+def main(argv: list[str]) -> int:
+    """Serve the harness on the inherited socket until it goes away."""
+    if len(argv) < 2 or not argv[1].isdigit():
+        print("usage: _spawner_main.py SOCKET_FD [PROCS_FILE...]", file=sys.stderr)
+        return 2
+    fd = int(argv[1])
+    os.set_inheritable(fd, False)
+    os.chdir("/")
+    # Never the OOM killer's choice (a memory cgroup's victim is its largest task, and
+    # cgroup v2 memory.oom.group kills all but these); every child resets it to 0.
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as adj:
+        adj.write("-1000")
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # for sigtimedwait
+    sock = socket.socket(fileno=fd)
+    try:
+        _serve(sock, argv[2:])
+    except (_Broken, OSError) as exc:
+        print(f"toolproof spawner: {exc}", file=sys.stderr)
+        _kill_cgroups(argv[2:])
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

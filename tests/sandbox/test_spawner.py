@@ -1,0 +1,314 @@
+"""The per-sandbox spawner: commands born in the sandbox's cgroup, nothing weakened.
+
+These need a root harness with a writable cgroup (as CI runs); elsewhere the
+bwrap backend keeps the per-command path and they skip.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox._cgroup import host_support
+from toolproof.sandbox._spawner import Spawner, SpawnerBroken
+
+SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=256, pids=32, workspace_mb=16)
+
+
+@pytest.fixture
+def box(workspace: Path) -> Iterator[Sandbox]:
+    """A bwrap sandbox whose commands go through its spawner."""
+    cls = get_backend("bwrap")
+    reason = cls.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"bwrap unusable here: {reason}")
+    if os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs a root harness with a writable cgroup")
+    with cls(workspace, SMALL) as sandbox:
+        _warm(sandbox)
+        yield sandbox
+    for _, parent in host_support().parents.values():  # the sandbox cgroup went too
+        assert list(parent.glob(f"toolproof-{os.getpid()}-*")) == []
+
+
+def _warm(box: Sandbox) -> None:
+    """Run commands until one went through the spawner (its start-up is never waited for)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert box.exec("true").ok
+        slot = box._slot
+        if slot is not None and slot._spawner is not None and not slot._spawner._pending:
+            return
+        assert time.monotonic() < deadline, "the spawner never became ready"
+        time.sleep(0.05)
+
+
+def _spawner(box: Sandbox) -> Spawner:
+    slot = box._slot
+    assert slot is not None and slot._spawner is not None, "no spawner was started"
+    return slot._spawner
+
+
+def _wait_for(check: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_command_is_born_in_the_sandbox_cgroup(
+    box: Sandbox, leftovers: Callable[[str], list[int]]
+) -> None:
+    spawner = _spawner(box)
+    dirs = {path.parent for path in spawner.group.procs_files}
+    token = "5550123"
+    worker = threading.Thread(target=box.exec, args=(f"sleep {token}",), kwargs={"limits":
+                              ResourceLimits(wall_s=3, memory_mb=256, pids=32)})  # fmt: skip
+    worker.start()
+    try:
+        _wait_for(lambda: leftovers(f"sleep {token}"), "the command to start")
+        for pid in leftovers(f"sleep {token}"):  # bwrap, its reaper, the command
+            lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+            for directory in dirs:  # its pids and memory cgroups are the sandbox's
+                assert any(line.endswith("/" + directory.name) for line in lines), lines
+        for procs in spawner.group.procs_files:  # the helper is there, left alone
+            assert str(spawner.proc.pid) in procs.read_text().split()
+        assert spawner.proc.pid not in spawner.group.pids()
+    finally:
+        worker.join(timeout=60)
+    assert _spawner(box) is spawner  # the same helper (and cgroup) serves the next one
+    assert leftovers(f"sleep {token}") == []
+
+
+def test_exit_codes_signals_stdin_and_output_are_exact(box: Sandbox) -> None:
+    assert box.exec("echo out; echo err >&2; exit 7").exit_code == 7
+    result = box.exec("echo out; echo err >&2; exit 7")
+    assert (result.stdout, result.stderr) == ("out\n", "err\n")
+    assert box.exec("kill -9 $$").exit_code == 128 + 9
+    assert box.exec("kill -TERM $$").exit_code == 128 + 15
+    assert box.exec("cat", stdin="abc" * 1000).stdout == "abc" * 1000
+    flood = box.exec("yes", limits=ResourceLimits(output_bytes=5000))
+    assert flood.limit_hit == "output" and len(flood.stdout) == 5000
+    assert box.exec("nosuchprogram-42").exit_code == 127
+
+
+def test_the_command_runs_unprivileged_with_its_rlimits(box: Sandbox) -> None:
+    script = "cat /proc/self/status | grep -E '^(Uid|Gid|Groups|CapEff|NoNewPrivs|Seccomp):'"
+    status = box.exec(script).stdout
+    assert "CapEff:\t0000000000000000" in status and "NoNewPrivs:\t1" in status
+    assert "Seccomp:\t2" in status
+    limits = box.exec("ulimit -S -t; ulimit -H -t; ulimit -f").stdout.split()
+    assert limits == ["10", "11", str(64 * 2048)]
+    # Seen from the host, the command's processes are the unprivileged sandbox user.
+    assert box.exec("grep -E '^oom_score_adj' /proc/self/status; cat /proc/self/oom_score_adj")\
+        .stdout.split()[-1] == "0"  # fmt: skip
+
+
+def test_the_command_cannot_find_the_spawner(box: Sandbox) -> None:
+    spawner = _spawner(box)
+    inode = os.fstat(spawner.sock.fileno()).st_ino
+    probe = (
+        "import os\n"
+        "links = []\n"
+        "for pid in os.listdir('/proc'):\n"
+        "    if not pid.isdigit(): continue\n"
+        "    try: fds = os.listdir(f'/proc/{pid}/fd')\n"
+        "    except OSError: continue\n"
+        "    for fd in fds:\n"
+        "        try: links.append(os.readlink(f'/proc/{pid}/fd/{fd}'))\n"
+        "        except OSError: pass\n"
+        "print(sorted(set(l for l in links if l.startswith('socket:'))))\n"
+        "print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n"
+    )
+    result = box.exec(["python3", "-c", probe])
+    sockets, pids = result.stdout.splitlines()
+    assert sockets == "[]" and f"[{inode}]" not in result.stdout
+    assert str(spawner.proc.pid) not in pids.strip("[]").split(", ") or spawner.proc.pid < 4
+    # Its own descriptors are only stdin, stdout and stderr (and the one `ls` opens).
+    assert box.exec("ls /proc/self/fd").stdout.split() == ["0", "1", "2", "3"]
+
+
+def test_a_fork_bomb_is_held_and_the_next_command_runs(box: Sandbox) -> None:
+    bomb = box.exec("b() { b | b & }; b; sleep 5", limits=ResourceLimits(wall_s=15, pids=16))
+    assert bomb.limit_hit == "pids" and not bomb.ok
+    after = box.exec("for i in 1 2 3 4 5 6 7 8; do sleep 0.1 & done; wait; echo ok")
+    assert after.ok and after.limit_hit is None and after.stdout == "ok\n"
+
+
+def test_daemons_are_killed_after_each_command(
+    box: Sandbox, leftovers: Callable[[str], list[int]]
+) -> None:
+    token = "4242421"
+    result = box.exec(f"setsid sh -c 'sleep {token}' >/dev/null 2>&1 & echo started")
+    assert result.ok and result.stdout == "started\n"
+    assert leftovers(f"sleep {token}") == []
+    assert _spawner(box).group.pids() == set()  # the helper only
+
+
+def test_memory_limit_changes_between_commands(box: Sandbox) -> None:
+    hog = ["python3", "-c", "b = bytearray(200 * 1024 * 1024); print(len(b))"]
+    assert box.exec(hog, limits=ResourceLimits(memory_mb=64)).limit_hit == "memory"
+    assert box.exec(hog, limits=ResourceLimits(memory_mb=512)).ok
+    assert box.exec(hog, limits=ResourceLimits(memory_mb=64)).limit_hit == "memory"
+
+
+def test_a_one_command_sandbox_never_waits_for_the_spawner(workspace: Path) -> None:
+    cls = get_backend("bwrap")
+    if cls.unavailable_reason() is not None or os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs bwrap and a root harness with a writable cgroup")
+    with cls(workspace, SMALL) as sandbox:
+        assert sandbox.exec("echo first").stdout == "first\n"  # the per-command path
+        slot = sandbox._slot
+        assert slot is not None and slot._spawner is not None  # starting meanwhile
+
+
+def test_tmpfs_pages_left_charged_get_a_fresh_cgroup(box: Sandbox) -> None:
+    """Workspace files a command wrote are not charged to the next command's memory."""
+    first = _spawner(box)
+    assert box.exec("head -c 1000 /dev/zero > small").ok
+    assert _spawner(box) is first
+    assert box.exec("head -c 8000000 /dev/zero > big").ok
+    assert box.exec("true").ok
+    assert _spawner(box) is not first and _spawner(box).group.shmem_bytes() < 1024 * 1024
+
+
+def test_commands_at_the_same_time_both_run(box: Sandbox) -> None:
+    results: list[str] = []
+    script = "sleep 1; echo done"
+    threads = [threading.Thread(target=lambda: results.append(box.exec(script).stdout))
+               for _ in range(3)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert results == ["done\n"] * 3
+
+
+def test_malformed_requests_never_crash_the_harness(box: Sandbox) -> None:
+    spawner = _spawner(box)
+    requests: list[dict[str, object]] = [
+        {"argv": []},
+        {"argv": ["true"], "env": {}, "cwd": "/", "uid": 0, "gid": 0, "rlimits": [], "fds": []},
+        {"argv": ["true"], "env": {"A": 1}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [],
+         "fds": []},
+        {"argv": ["true"], "env": {}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [["x"]],
+         "fds": []},
+        {"argv": ["true"], "env": {}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [],
+         "fds": [1, 1]},
+        {"argv": ["true"], "env": {}, "cwd": "/", "uid": 5, "gid": 5, "rlimits": [], "fds": [1]},
+    ]  # fmt: skip
+    for bad in requests:
+        spawner.send(bad, [])
+        reply = spawner.receive(30)
+        assert isinstance(reply.get("error"), str), (bad, reply)
+    spawner.sock.sendall(b"\x00\x00\x00\x05[1,2")  # not JSON once complete
+    spawner.sock.sendall(b"]")
+    assert "bad request" in str(spawner.receive(30).get("error"))
+    assert box.exec("echo still").stdout == "still\n"
+    spawner.sock.sendall(b"\xff\xff\xff\xff")  # a frame the helper refuses: it stops
+    with pytest.raises(SpawnerBroken):
+        spawner.receive(30)
+    _wait_for(lambda: spawner.proc.poll() is not None, "the helper to exit")
+    assert box.exec("echo again").stdout == "again\n"  # the per-command path meanwhile
+    assert _spawner(box) is not spawner  # a fresh one is starting
+    _warm(box)
+    assert box.exec("echo through it").stdout == "through it\n"
+
+
+def test_a_killed_spawner_is_replaced(box: Sandbox) -> None:
+    spawner = _spawner(box)
+    os.kill(spawner.proc.pid, signal.SIGKILL)
+    spawner.proc.wait(timeout=30)
+    assert box.exec("echo ok").stdout == "ok\n"
+    _warm(box)
+    assert _spawner(box) is not spawner
+    assert box.exec("echo ok").stdout == "ok\n"
+
+
+_HARNESS = """
+import sys, threading, time
+from pathlib import Path
+from toolproof.sandbox import ResourceLimits, get_backend
+box = get_backend("bwrap")(Path(sys.argv[1]), ResourceLimits(wall_s=600))
+while box._slot is None or box._slot._spawner is None or box._slot._spawner._pending:
+    box.exec("true")  # until a command went through the spawner
+    time.sleep(0.05)
+print(box._slot._spawner.proc.pid, flush=True)
+threading.Thread(target=box.exec, args=("sleep " + sys.argv[2],)).start()
+time.sleep(600)
+"""
+
+
+def test_the_spawner_and_its_command_die_with_the_harness(
+    box: Sandbox, tmp_path: Path, leftovers: Callable[[str], list[int]]
+) -> None:
+    token = "7770777"
+    workspace = tmp_path / "other"
+    workspace.mkdir()
+    src = str(Path(__file__).parents[2] / "src")
+    # Its own mount namespace: the workspace tmpfs it mounts goes when it dies.
+    harness = subprocess.Popen(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", _HARNESS,
+         str(workspace), token], stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": src},
+    )  # fmt: skip
+    try:
+        assert harness.stdout is not None
+        spawner_pid = int(harness.stdout.readline())
+        _wait_for(lambda: leftovers(f"sleep {token}"), "the command to start")
+        os.kill(harness.pid, signal.SIGKILL)  # no clean-up code runs
+        harness.wait(timeout=30)
+        _wait_for(lambda: not _alive(spawner_pid), "the spawner to exit")
+        _wait_for(lambda: not leftovers(f"sleep {token}"), "the command to die")
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+        if harness.stdout is not None:
+            harness.stdout.close()
+        for _, parent in host_support().parents.values():  # its empty cgroups
+            for stale in parent.glob(f"toolproof-{harness.pid}-*"):
+                stale.rmdir()
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        b"",  # the helper exited
+        b"\x7f\xff\xff\xff",  # a frame far above the reply cap
+        b"\x00\x00\x00\x03abc",  # not JSON
+        b"\x00\x00\x00\x02[]",  # JSON, not an object
+        b"\x00\x00\x00\x09{",  # a frame that never completes: timeout
+    ],
+)
+def test_a_garbled_reply_is_a_spawner_failure_not_a_crash(sent: bytes) -> None:
+    """Whatever comes back on the socket, the harness gets ``SpawnerBroken``."""
+    ours, theirs = socket.socketpair()
+    fake = Spawner.__new__(Spawner)  # only the reading half: no helper process
+    fake.sock, fake._buffer = ours, bytearray()
+    try:
+        theirs.sendall(sent)
+        if not sent:
+            theirs.close()
+        with pytest.raises(SpawnerBroken):
+            fake.receive(0.5)
+    finally:
+        ours.close()
+        theirs.close()
