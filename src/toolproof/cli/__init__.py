@@ -66,10 +66,6 @@ def main(argv: list[str] | None = None) -> Any:
     failed (a regression, problems found); 2 usage or input error; 3 the run is
     incomplete or measured too little; 130 interrupted at once.
     """
-    from toolproof.spec.errors import ToolproofError
-
-    from ._common import EXIT_INTERRUPTED, EXIT_USAGE
-
     try:
         return cli.main(args=argv, prog_name="toolproof", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -78,12 +74,28 @@ def main(argv: list[str] | None = None) -> Any:
         exc.show()
         # A plain ClickException (exit 1 by click's default) is raised by the commands
         # for bad input (not a run folder, an unreadable file): that is a 2 here.
-        sys.exit(EXIT_USAGE if type(exc) is click.ClickException else exc.exit_code)
+        sys.exit(_EXIT_USAGE if type(exc) is click.ClickException else exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("Interrupted.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except ToolproofError as exc:
+        sys.exit(_EXIT_INTERRUPTED)
+    except Exception as exc:
+        if not _is_toolproof_error(exc):
+            raise
         click.secho("error:", fg="red", bold=True, err=True, nl=False)
         text = str(exc)
         click.echo(("\n" if "\n" in text else " ") + text, err=True)
-        sys.exit(EXIT_USAGE)
+        sys.exit(_EXIT_USAGE)
+
+
+_EXIT_USAGE = 2  # the same values as _common.EXIT_USAGE / EXIT_INTERRUPTED (a test pins them),
+_EXIT_INTERRUPTED = 130  # kept here so that starting the CLI imports no command helpers
+
+
+def _is_toolproof_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``ToolproofError``, without importing the spec package to ask.
+
+    An error of that class can only exist once its module was imported, so an absent
+    module means "no"; this keeps ``toolproof --help`` from loading pydantic.
+    """
+    errors = sys.modules.get("toolproof.spec.errors")
+    return errors is not None and isinstance(exc, errors.ToolproofError)
