@@ -156,3 +156,39 @@ def test_errors_are_recognised_without_importing_the_spec_package() -> None:
     from toolproof.cli import _EXIT_INTERRUPTED, _EXIT_USAGE
 
     assert (_EXIT_USAGE, _EXIT_INTERRUPTED) == (common.EXIT_USAGE, common.EXIT_INTERRUPTED)
+
+
+@pytest.mark.parametrize("columns", ["80", "200", None])
+def test_the_quick_help_is_exactly_what_click_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], columns: str | None
+) -> None:
+    from toolproof.cli import _quick_help, cli, main
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)  # not a terminal: click's 80 columns
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    quick = _quick_help()
+    assert quick is not None and main(["--help"]) == 0 and capsys.readouterr().out == quick
+    with pytest.raises(SystemExit):
+        cli.main(["--help"], prog_name="toolproof")
+    assert quick == capsys.readouterr().out
+
+
+def test_a_narrow_terminal_gets_clicks_wrapping(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolproof.cli import _quick_help, main
+
+    monkeypatch.setenv("COLUMNS", "50")
+    assert _quick_help() is None
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Commands:" in out and max(map(len, out.splitlines())) <= 50
+
+
+def test_help_imports_not_even_click(tmp_path: Path) -> None:
+    out, modules = _probe(tmp_path, "--help")
+    assert out.startswith("Usage: toolproof") and "click" not in modules
+    _, modules = _probe(tmp_path, "list", "--help")  # any other command: click, as ever
+    assert "click" in modules and _heavy(modules) == []

@@ -38,7 +38,7 @@ def registries(cache_file: Path | None) -> tuple[list[str], dict[str, list[str]]
     loaded = any(name in sys.modules for name in _REGISTRY_MODULES)
     if cache_file is None or loaded:
         return _live()
-    fingerprint = tree_fingerprint(Path(__file__).resolve().parents[1])
+    fingerprint = tree_fingerprint(Path(__file__).resolve().parents[1], skip=("suites",))
     cached = _read(cache_file, fingerprint)
     if cached is not None:
         return cached

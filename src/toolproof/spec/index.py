@@ -57,28 +57,40 @@ def suite_fingerprint(root: Path) -> str:
     return sha.hexdigest()
 
 
-def tree_fingerprint(top: Path) -> str:
-    """Hash of the path, size, times and inode of every file under ``top`` (for caches
-    of what code there registers, e.g. the CLI's agent and tool listing)."""
+def tree_fingerprint(top: Path, skip: tuple[str, ...] = ()) -> str:
+    """Hash of the path, size, times and inode of every file under ``top`` except the
+    top-level folders named in ``skip`` (for caches of what code there registers, e.g.
+    the CLI's agent and tool listing)."""
     sha = hashlib.sha256(f"toolproof-tree {INDEX_VERSION}\0".encode())
-    _stat_files(sha, top)
+    _stat_files(sha, top, skip)
     return sha.hexdigest()
 
 
-def _stat_files(sha: Any, top: Path) -> None:
-    for base, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            path = os.path.join(base, name)
-            rel = os.path.relpath(path, top)
+def _stat_files(sha: Any, top: Path, skip: tuple[str, ...] = ()) -> None:
+    stack = [(str(top), "")]
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:  # gone or unreadable: the fingerprint just differs
+            continue
+        subdirs = []
+        for entry in entries:
+            name = rel + entry.name
             try:
-                st = os.lstat(path)
-                link = os.readlink(path) if os.path.islink(path) else ""
-            except OSError:  # gone while walking: the fingerprint just differs
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__" and not (rel == "" and entry.name in skip):
+                        subdirs.append((entry.path, name + "/"))
+                    continue
+                st = entry.stat(follow_symlinks=False)
+                link = os.readlink(entry.path) if entry.is_symlink() else ""
+            except OSError:
                 continue
-            sha.update(
-                f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{link}\0".encode("utf-8", "replace")
+            stamp = (
+                f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{link}\0"
             )
+            sha.update(stamp.encode("utf-8", "surrogateescape"))
+        stack.extend(reversed(subdirs))
 
 
 class SuiteIndex:
