@@ -56,6 +56,12 @@ class _EpisodeActor:
 
         return os.getpid()
 
+    def node(self) -> str:
+        """The id of the Ray node this actor lives on."""
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
 
 class RayExecutor:
     """Runs jobs on a pool of async Ray actors."""
@@ -92,6 +98,10 @@ class RayExecutor:
     def actor_pids(self) -> list[int]:
         """Process ids of the live actors (for tests that kill one)."""
         return [int(p) for p in self._ray.get([a.pid.remote() for a in self._actors])]
+
+    def actor_nodes(self) -> list[str]:
+        """The Ray node of each live actor (waits until they are up)."""
+        return [str(n) for n in self._ray.get([a.node.remote() for a in self._actors])]
 
     async def submit(self, job: EpisodeJob) -> EpisodeRecord:
         """Run the job on an actor; a dead actor is replaced and the job retried."""
