@@ -29,6 +29,7 @@ def _scores(run_dir: Path) -> dict[str, Any]:
         }
 
 
+@pytest.mark.slow  # 25-40 s on an idle 2-core machine: two Ray nodes start
 def test_a_two_node_cluster_gives_the_local_scores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
