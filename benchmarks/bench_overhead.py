@@ -1,8 +1,8 @@
 """Harness overhead per step and per episode, against Inspect AI, measured in one run.
 
 Workload: the core task ``stock-sum`` — two inventory lookups at once, a
-calculator call, then the answer (3 model turns, 3 tool calls) — over 200
-episodes, in three set-ups:
+calculator call, then the answer (3 model turns, 3 tool calls), scored — in
+three set-ups:
 
 * toolproof, in-process scripted agent (the oracle makes exactly these calls):
   everything measured is harness;
@@ -10,12 +10,23 @@ episodes, in three set-ups:
   model server at zero latency: the harness overhead is the wall time minus the
   time spent waiting on the model, which every step records (run sequentially so
   the two add up);
-* Inspect AI, its ``mockllm`` model scripted to make the same calls
-  (``benchmarks/_inspect/stock_sum.py``), in its own virtual environment.
+* Inspect AI, its ``mockllm`` model scripted to make the same calls, with a scorer
+  on the answer (``benchmarks/_inspect/stock_sum.py``), in its own virtual
+  environment.
 
-Also times ``toolproof --help`` against ``inspect --help``.
+Fairness: toolproof runs at its default settings (per-step snapshots on); both
+sides keep the same number of episodes in flight (``--parallel``, Inspect's
+``max_samples``); the set-ups run interleaved (A B C A B C ...) for ``--rounds``
+rounds at each of three sizes (n/4, n/2, n episodes), so load drifts hit all
+alike; every figure is a median over the rounds with its range, with CPU time
+(this process for toolproof, the eval process for Inspect AI) beside wall time;
+and the per-step *marginal* cost (the least-squares slope of time over steps across
+the three sizes: fixed set-up costs drop out) is printed beside the per-step average
+at n. The machine's core count and load are printed with the figures.
 
-    python benchmarks/bench_overhead.py [--episodes 200] [--inspect-python PATH]
+Also times ``toolproof --help`` against ``inspect --help`` (interleaved, medians).
+
+    python benchmarks/bench_overhead.py [--episodes 200] [--rounds 5] [--inspect-python PATH]
 
 Without ``--inspect-python`` a virtual environment with ``inspect-ai`` is made
 once under ``.cache/bench/`` (this needs the package registry).
@@ -26,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import socket
 import statistics
@@ -60,7 +72,8 @@ def inspect_python(given: str | None) -> Path:
 def run_toolproof(
     agent: str, options: dict[str, object], episodes: int, parallel: int
 ) -> dict[str, float]:
-    """Run stock-sum ``episodes`` times; return wall time, steps and agent (model) time."""
+    """Run stock-sum ``episodes`` times at toolproof's defaults (snapshots on); return wall
+    and CPU time, steps, agent (model) time and episodes passed."""
     suite = load_suite("core")
     config = RunConfig(
         suite=str(resolve_suite_path("core")),
@@ -68,14 +81,13 @@ def run_toolproof(
         agent_options=options,
         epochs=episodes,
         tasks=["stock-sum"],
-        snapshots=False,
     )
     with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         summary = asyncio.run(
             Runner(config, Path(tmp) / "run", parallel=parallel, suite=suite).run()
         )
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         steps = agent_s = 0.0
         with RunReader(Path(tmp) / "run") as reader:
             for record in reader.records():
@@ -83,6 +95,7 @@ def run_toolproof(
                 agent_s += sum(s.agent_s for s in record.trajectory.steps)
     return {
         "wall_s": wall,
+        "cpu_s": cpu,
         "steps": steps,
         "agent_s": agent_s,
         "passed": summary["success"]["successes"],
@@ -156,16 +169,116 @@ def scripted_openai(episodes: int) -> dict[str, float] | None:
             server.wait(timeout=30)
 
 
-def inspect_run(python: Path, episodes: int) -> dict[str, float]:
-    """Inspect AI on the same workload."""
+def inspect_run(python: Path, episodes: int, parallel: int) -> dict[str, float]:
+    """Inspect AI on the same workload (wall and CPU time of its ``eval`` call)."""
     out = subprocess.run(
-        [str(python), str(INSPECT_SCRIPT), str(episodes)],
+        [str(python), str(INSPECT_SCRIPT), str(episodes), str(parallel)],
         check=True,
         capture_output=True,
         text=True,
     )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of y over x: the marginal cost of one more x."""
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else float("nan")
+
+
+def spread(values: list[float]) -> str:
+    """Median and range, e.g. ``0.54 (0.50-0.61)``."""
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--parallel", type=int, default=64, help="in flight, both sides")
+    parser.add_argument("--inspect-python")
+    parser.add_argument(
+        "--no-inspect", action="store_true", help="toolproof's side only (no Inspect AI here)"
+    )
+    args = parser.parse_args()
+    python = None if args.no_inspect else inspect_python(args.inspect_python)
+    n, par = args.episodes, args.parallel
+    sizes = [max(4, n // 4), max(8, n // 2), n]
+    loads = [os.getloadavg()[0]]
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; stock-sum at sizes {sizes}, {args.rounds} interleaved "
+        f"rounds, {par} in flight, toolproof with snapshots on (its default)"
+    )
+    # (set-up, size) -> per round: ms per step wall, ms per step CPU; and (steps, s) points
+    per_step: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    points: dict[str, list[tuple[float, float]]] = {}
+    passed: dict[str, str] = {}
+    have_http = True
+    for _ in range(args.rounds):
+        for size in sizes:
+            runs: dict[str, dict[str, float] | None] = {
+                "toolproof": run_toolproof("oracle", {}, size, par),
+                "inspect": None if python is None else inspect_run(python, size, par),
+            }
+            if have_http and size == n:
+                runs["openai"] = scripted_openai(size)
+                have_http = runs["openai"] is not None
+            for name, run in runs.items():
+                if run is None:
+                    continue
+                steps = run.get("steps") or run["turns"]
+                wall = run["wall_s"] - run.get("agent_s", 0.0)  # openai: the harness share
+                per_step.setdefault((name, size), []).append(
+                    (1000 * wall / steps, 1000 * run["cpu_s"] / steps)
+                )
+                points.setdefault(name, []).append((steps, wall))
+                passed[name] = f"{int(run['passed'])}/{size}"
+            loads.append(os.getloadavg()[0])
+    print(f"load average (1 min) while measuring: {min(loads):.2f}-{max(loads):.2f}")
+    labels = {
+        "toolproof": "toolproof, in-process scripted agent (all harness)",
+        "openai": "toolproof, openai SDK -> scripted server, harness share",
+        "inspect": "Inspect AI, mockllm (all harness)",
+    }
+    print(f"per step at n={n}: wall ms median (range), CPU ms median (range); marginal ms/step")
+    medians: dict[str, float] = {}
+    for name, label in labels.items():
+        rows = per_step.get((name, n))
+        if not rows:
+            continue
+        walls, cpus = [r[0] for r in rows], [r[1] for r in rows]
+        medians[name] = statistics.median(walls)
+        marginal = f"{1000 * slope(points[name]):.2f}" if name != "openai" else "(one size only)"
+        print(
+            f"  {label:<58} {spread(walls)}  CPU {spread(cpus)}  marginal {marginal}  "
+            f"passed {passed[name]}"
+        )
+    if "inspect" in medians and "toolproof" in medians:
+        print(
+            f"Inspect AI / toolproof per step (in-process agents): "
+            f"{medians['inspect'] / medians['toolproof']:.1f}x average, "
+            f"{slope(points['inspect']) / slope(points['toolproof']):.1f}x marginal"
+        )
+    if "inspect" in medians and "openai" in medians:
+        print(
+            f"Inspect AI / toolproof harness share through the OpenAI SDK: "
+            f"{medians['inspect'] / medians['openai']:.1f}x"
+        )
+    ours_cmd = [sys.executable, "-c", "from toolproof.cli import main; main()", "--help"]
+    ours, theirs = [], []
+    for _ in range(args.rounds):
+        ours.append(cli_time(ours_cmd, 1))
+        if python is not None:
+            theirs.append(cli_time([str(python.parent / "inspect"), "--help"], 1))
+    inspect_cli = f", Inspect AI {statistics.median(theirs):.3f}s" if theirs else ""
+    print(
+        f"CLI start-up (--help, interleaved, median of {args.rounds}): toolproof "
+        f"{statistics.median(ours):.3f}s{inspect_cli}"
+    )
 
 
 def cli_time(command: list[str], repeats: int = 5) -> float:
@@ -176,62 +289,6 @@ def cli_time(command: list[str], repeats: int = 5) -> float:
         subprocess.run(command, check=True, capture_output=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=200)
-    parser.add_argument("--inspect-python")
-    args = parser.parse_args()
-    python = inspect_python(args.inspect_python)
-    n = args.episodes
-    machine = f"{platform.machine()}, Python {platform.python_version()}"
-    print(f"machine: {machine}; {n} episodes of stock-sum")
-
-    local = run_toolproof("oracle", {}, n, 64)
-    local_step = 1000 * local["wall_s"] / local["steps"]
-    print(
-        f"toolproof, in-process agent:  {1000 * local['wall_s'] / n:6.2f} ms/episode, "
-        f"{local_step:5.2f} ms/step  ({int(local['passed'])}/{n} passed)"
-    )
-
-    http = scripted_openai(n)
-    overhead_step = None
-    if http is not None:
-        harness = http["wall_s"] - http["agent_s"]
-        overhead_step = 1000 * harness / http["steps"]
-        print(
-            f"toolproof, openai SDK over HTTP: {1000 * http['wall_s'] / n:6.2f} ms/episode wall, "
-            f"model wait {1000 * http['agent_s'] / http['steps']:.2f} ms/step, "
-            f"harness overhead {overhead_step:.2f} ms/step, {1000 * harness / n:.2f} ms/episode  "
-            f"({int(http['passed'])}/{n} passed)"
-        )
-
-    inspect = inspect_run(python, n)
-    inspect_step = 1000 * inspect["wall_s"] / inspect["turns"]
-    print(
-        f"Inspect AI, mockllm:          {1000 * inspect['wall_s'] / n:6.2f} ms/episode, "
-        f"{inspect_step:5.2f} ms/step  ({int(inspect['passed'])}/{n} passed)"
-    )
-    ratio = inspect_step / local_step
-    print(f"ratio, Inspect AI / toolproof per step (in-process agents): {ratio:.1f}x")
-    if overhead_step:
-        print(
-            f"ratio, Inspect AI / toolproof harness overhead per step:  "
-            f"{inspect_step / overhead_step:.1f}x"
-        )
-
-    script = Path(sys.executable).parent / "toolproof"
-    ours = cli_time(
-        [str(script), "--help"]
-        if script.exists()
-        else [sys.executable, "-m", "toolproof", "--help"]
-    )
-    theirs = cli_time([str(python.parent / "inspect"), "--help"])
-    print(
-        f"CLI start-up (--help, median of 5): toolproof {ours:.2f}s, Inspect AI {theirs:.2f}s, "
-        f"ratio {theirs / ours:.1f}x"
-    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 Runs in its own virtual environment (Inspect AI is not a toolproof dependency):
 N samples, each: the mock model asks for two get_stock calls at once, then a
 calculate call, then answers — the same calls toolproof's oracle makes on the
-core task ``stock-sum``. Prints one JSON line: episodes, model turns, wall time.
+core task ``stock-sum`` — and the answer is scored (``includes()`` against the
+target "42"), as toolproof scores every episode. Prints one JSON line: episodes,
+model turns, samples scored correct, wall and CPU time of the ``eval`` call.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage, get_model
 from inspect_ai.model._model_output import ChatCompletionChoice
+from inspect_ai.scorer import includes
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import ToolCall, tool
 
@@ -76,26 +79,31 @@ def policy(input, tools, tool_choice, config):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     episodes = int(sys.argv[1])
+    max_samples = int(sys.argv[2]) if len(sys.argv) > 2 else 64
     task = Task(
         dataset=[
             Sample(id=i, input="How many units of A and B together?", target="42")
             for i in range(episodes)
         ],
         solver=[use_tools(get_stock(), calculate()), generate()],
+        scorer=includes(),
     )
     model = get_model("mockllm/model", custom_outputs=policy)
     with tempfile.TemporaryDirectory() as log_dir:
-        start = time.perf_counter()
-        logs = eval(task, model=model, display="none", log_dir=log_dir, max_samples=64)
-        wall = time.perf_counter() - start
+        start, cpu_start = time.perf_counter(), time.process_time()
+        logs = eval(task, model=model, display="none", log_dir=log_dir, max_samples=max_samples)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         log = logs[0]
         if log.status != "success":
             message = log.error.message if log.error else ""
             raise SystemExit(f"Inspect AI eval failed: {log.status}: {message[:300]}")
         samples = list(log.samples or [])
         turns = sum(sum(1 for m in s.messages if m.role == "assistant") for s in samples)
-        passed = sum(1 for s in samples if "42" in (s.output.completion or ""))
-    print(json.dumps({"episodes": len(samples), "turns": turns, "passed": passed, "wall_s": wall}))
+        passed = sum(
+            1 for s in samples if any(score.value == "C" for score in (s.scores or {}).values())
+        )
+    result = {"episodes": len(samples), "turns": turns, "passed": passed}
+    print(json.dumps({**result, "wall_s": wall, "cpu_s": cpu}))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,15 @@
 """The ``toolproof`` command line: the only place that reads argv and the environment.
 
-Commands live in their own modules and are imported only when invoked, so
-``toolproof --help`` stays fast. To add one, add a line to ``COMMANDS``.
+Commands live in their own modules and are imported only when invoked (the click
+group in ``_group``), so ``toolproof --help`` stays fast: it is answered without
+importing click. To add one, add a line to ``COMMANDS``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any
-
-import click
+from typing import TYPE_CHECKING, Any
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("toolproof.cli._run:run", "Run a suite against an agent."),
@@ -28,35 +28,50 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    """A click group that imports a command's module only when it runs."""
+HELP = """toolproof: executable, reproducible benchmarks for tool-using agents.
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+Quick start: toolproof run core --agent oracle
+"""
+"""The top-level help text (the click group's docstring, and :func:`_quick_help`'s)."""
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
-        import importlib
-
-        module_name, attr = COMMANDS[cmd_name][0].split(":")
-        command = getattr(importlib.import_module(module_name), attr)
-        assert isinstance(command, click.Command)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+if TYPE_CHECKING:
+    from ._group import LazyGroup as LazyGroup
+    from ._group import cli as cli
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="toolproof")
-def cli() -> None:
-    """toolproof: executable, reproducible benchmarks for tool-using agents.
+def __getattr__(name: str) -> Any:
+    """``cli`` and ``LazyGroup`` (the click group) load on first use: plain ``--help``
+    is answered without importing click at all."""
+    if name in ("cli", "LazyGroup"):
+        from . import _group
 
-    Quick start: toolproof run core --agent oracle
-    """
+        return getattr(_group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _quick_help() -> str | None:
+    """``toolproof --help`` exactly as click prints it, without importing click; ``None``
+    where click's layout would differ (a narrow terminal, a line that would wrap)."""
+    columns = os.environ.get("COLUMNS", "")
+    wide = columns.isdigit() and int(columns) >= 80
+    if not wide and (columns or sys.stdout.isatty()):
+        return None  # a terminal width to respect: click knows how
+    name_width = max(map(len, COMMANDS))
+    lines = [
+        "Usage: toolproof [OPTIONS] COMMAND [ARGS]...",
+        "",
+        *(f"  {line}".rstrip() for line in HELP.strip().splitlines()),
+        "",
+        "Options:",
+        "  --version   Show the version and exit.",
+        "  -h, --help  Show this message and exit.",
+        "",
+        "Commands:",
+        *(f"  {name:<{name_width}}  {COMMANDS[name][1]}" for name in sorted(COMMANDS)),
+    ]
+    if any(len(line) > 78 for line in lines):  # click would wrap it
+        return None
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -66,9 +81,16 @@ def main(argv: list[str] | None = None) -> Any:
     failed (a regression, problems found); 2 usage or input error; 3 the run is
     incomplete or measured too little; 130 interrupted at once.
     """
-    from toolproof.spec.errors import ToolproofError
+    args = sys.argv[1:] if argv is None else argv
+    if args in (["--help"], ["-h"]):
+        text = _quick_help()
+        if text is not None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return 0  # what click's own --help returns here
+    import click
 
-    from ._common import EXIT_INTERRUPTED, EXIT_USAGE
+    from ._group import cli
 
     try:
         return cli.main(args=argv, prog_name="toolproof", standalone_mode=False)
@@ -78,12 +100,28 @@ def main(argv: list[str] | None = None) -> Any:
         exc.show()
         # A plain ClickException (exit 1 by click's default) is raised by the commands
         # for bad input (not a run folder, an unreadable file): that is a 2 here.
-        sys.exit(EXIT_USAGE if type(exc) is click.ClickException else exc.exit_code)
+        sys.exit(_EXIT_USAGE if type(exc) is click.ClickException else exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("Interrupted.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except ToolproofError as exc:
+        sys.exit(_EXIT_INTERRUPTED)
+    except Exception as exc:
+        if not _is_toolproof_error(exc):
+            raise
         click.secho("error:", fg="red", bold=True, err=True, nl=False)
         text = str(exc)
         click.echo(("\n" if "\n" in text else " ") + text, err=True)
-        sys.exit(EXIT_USAGE)
+        sys.exit(_EXIT_USAGE)
+
+
+_EXIT_USAGE = 2  # the same values as _common.EXIT_USAGE / EXIT_INTERRUPTED (a test pins them),
+_EXIT_INTERRUPTED = 130  # kept here so that starting the CLI imports no command helpers
+
+
+def _is_toolproof_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``ToolproofError``, without importing the spec package to ask.
+
+    An error of that class can only exist once its module was imported, so an absent
+    module means "no"; this keeps ``toolproof --help`` from loading pydantic.
+    """
+    errors = sys.modules.get("toolproof.spec.errors")
+    return errors is not None and isinstance(exc, errors.ToolproofError)

@@ -34,6 +34,21 @@ def load_plugins() -> None:
             click.secho(f"warning: plug-in {name!r} failed to load: {error}", fg="yellow", err=True)
 
 
+def suite_index_file() -> Path | None:
+    """Where ``toolproof list`` keeps its suite index (:mod:`toolproof.spec.index`):
+    ``$XDG_CACHE_HOME/toolproof/suite-index.json`` (default ``~/.cache``); none when
+    ``TOOLPROOF_NO_INDEX`` is set or no cache folder can be named."""
+    if os.environ.get("TOOLPROOF_NO_INDEX"):
+        return None
+    cache = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(cache):  # the XDG rule: a relative value is ignored
+        home = os.environ.get("HOME")
+        if not home:
+            return None
+        cache = os.path.join(home, ".cache")
+    return Path(cache) / "toolproof" / "suite-index.json"
+
+
 def parse_agent_args(values: tuple[str, ...]) -> dict[str, Any]:
     """``key=value`` pairs; values are parsed as JSON when they can be (numbers, booleans)."""
     options: dict[str, Any] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -51,16 +52,17 @@ def list_(suite_name: str | None, tools_reference: bool) -> None:
 
         click.echo(reference(), nl=False)
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    from toolproof.agents import agent_kinds
-    from toolproof.spec import builtin_suite_names, load_suite
-    from toolproof.tools import toolkits
-
     from ._common import load_plugins
 
     load_plugins()
+    if suite_name is None:
+        _overview()
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from toolproof.spec import load_suite
+
     console = Console()
     if suite_name is not None:
         suite = load_suite(suite_name)
@@ -88,33 +90,37 @@ def list_(suite_name: str | None, tools_reference: bool) -> None:
             )
         console.print(table)
         return
-    suites = Table(box=None, header_style="bold", title_justify="left")
-    for column in ("suite", "version", "tasks", "what it tests"):
-        suites.add_column(column, overflow="fold", no_wrap=column != "what it tests")
-    for name in builtin_suite_names():
-        suite = load_suite(name)
-        suites.add_row(
-            name,
-            f"v{suite.config.version}",
-            str(len(suite.tasks)),
-            " ".join(suite.config.description.split()),  # wrapped by word, never cut
-        )
-    console.print("[bold]suites[/]")
-    console.print(suites)
-    _print_provided(console)
-    agents = Table(box=None, header_style="bold")
-    agents.add_column("agent", no_wrap=True)
-    agents.add_column("what it is for")
-    for kind in agent_kinds():
-        agents.add_row(kind, AGENT_PURPOSE.get(kind, "(a plug-in agent kind)"))
-    console.print("[bold]agents[/]")
-    console.print(agents)
-    console.print("[bold]tools[/] (toolkit: tools; arguments and records: docs/tools.md)")
-    for kit, names in toolkits().items():
-        console.print(f"  {kit}: {', '.join(names)}")  # wrapped by word
 
 
-def _print_provided(console: Any) -> None:
+def _overview() -> None:
+    """Built-in suites (from the suite index), provided suites, agent kinds and toolkits."""
+    from toolproof.spec import builtin_suite_names
+    from toolproof.spec.index import suite_infos
+
+    from ._common import suite_index_file
+    from ._listing import registries, table, wrap
+
+    index = suite_index_file()
+    names = builtin_suite_names()
+    rows = [
+        (name, f"v{info.version}", str(info.tasks), " ".join(info.description.split()))
+        for name, info in zip(names, suite_infos(names, index), strict=True)
+    ]
+    click.secho("suites", bold=True)
+    click.echo(table(("suite", "version", "tasks", "what it tests"), rows))
+    _print_provided(click.echo)
+    kinds, kits = registries(None if index is None else index.with_name("registries.json"))
+    click.secho("agents", bold=True)
+    purposes = [(kind, AGENT_PURPOSE.get(kind, "(a plug-in agent kind)")) for kind in kinds]
+    click.echo(table(("agent", "what it is for"), purposes))
+    click.echo(
+        click.style("tools", bold=True) + " (toolkit: tools; arguments and records: docs/tools.md)"
+    )
+    for kit, tools in kits.items():
+        click.echo(wrap(f"{kit}: {', '.join(tools)}"))
+
+
+def _print_provided(echo: Callable[[str], Any]) -> None:
     """Suites built from installed packages: installed (with version) or the install hint."""
     from importlib import metadata
 
@@ -124,9 +130,9 @@ def _print_provided(console: Any) -> None:
         try:
             version = metadata.version(provider.distribution)
         except metadata.PackageNotFoundError:
-            console.print(f"  {prefix:<14} not installed: {provider.install}")
+            echo(f"  {prefix:<14} not installed: {provider.install}")
             continue
-        console.print(
+        echo(
             f"  {prefix:<14} {provider.distribution} {version}  "
             f"toolproof run {prefix}[:PART]  (toolproof list --suite {prefix})"
         )

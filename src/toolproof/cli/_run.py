@@ -322,7 +322,19 @@ def run(
     )
     mode = "json" if json_progress else ("none" if quiet else progress_mode)
     summary = _execute(runner, run_dir, resume is not None, mode, live_run)
+    _store_overview(run_dir)
     _finish(summary, run_dir, mode=mode, quiet=quiet, max_infra=max_infra)
+
+
+def _store_overview(run_dir: Path) -> None:
+    """Precompute the viewer's run overview (``overview.json``) now that the run finished,
+    so ``toolproof view`` shows it at once; a failure here only costs the viewer time."""
+    from toolproof.viewer import write_overview
+
+    try:
+        write_overview(run_dir)
+    except Exception as exc:  # never fail a finished run over a cache
+        click.secho(f"warning: could not store the run overview: {exc}", fg="yellow", err=True)
 
 
 def _share(value: float) -> float:

@@ -56,6 +56,19 @@ class _EpisodeActor:
 
         return os.getpid()
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) this actor's process has used."""
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return float(usage.ru_utime + usage.ru_stime)
+
+    def node(self) -> str:
+        """The id of the Ray node this actor lives on."""
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
 
 class RayExecutor:
     """Runs jobs on a pool of async Ray actors."""
@@ -92,6 +105,14 @@ class RayExecutor:
     def actor_pids(self) -> list[int]:
         """Process ids of the live actors (for tests that kill one)."""
         return [int(p) for p in self._ray.get([a.pid.remote() for a in self._actors])]
+
+    def actor_cpu_s(self) -> float:
+        """CPU seconds the live actors' processes have used, summed (for benchmarks)."""
+        return sum(float(c) for c in self._ray.get([a.cpu_s.remote() for a in self._actors]))
+
+    def actor_nodes(self) -> list[str]:
+        """The Ray node of each live actor (waits until they are up)."""
+        return [str(n) for n in self._ray.get([a.node.remote() for a in self._actors])]
 
     async def submit(self, job: EpisodeJob) -> EpisodeRecord:
         """Run the job on an actor; a dead actor is replaced and the job retried."""

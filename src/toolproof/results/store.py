@@ -17,6 +17,7 @@ from typing import Any
 
 from toolproof.spec.errors import ToolproofError
 
+from .indexes import add_indexes, search_count, search_current
 from .record import EpisodeRecord
 
 DB_NAME = "run.db"
@@ -113,10 +114,19 @@ class RunReader:
         """Everything the run recorded about itself (config, suite, versions)."""
         return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
-    def count(self) -> int:
-        """Number of stored episodes."""
-        (n,) = self._db.execute("SELECT COUNT(*) FROM episodes").fetchone()
+    def count(self, *, where: str = "", params: tuple[Any, ...] = ()) -> int:
+        """Number of stored episodes (matching ``where``, as in :meth:`rows`)."""
+        sql = "SELECT COUNT(*) FROM episodes" + (f" WHERE {where}" if where else "")
+        (n,) = self._db.execute(sql, params).fetchone()
         return int(n)
+
+    def search_ready(self) -> bool:
+        """Whether the run's search index is current (:func:`.indexes.search_current`)."""
+        return search_current(self._db)
+
+    def search_count(self, phrase: str) -> int:
+        """How many episodes the search index matches for an FTS5 ``phrase``."""
+        return search_count(self._db, phrase)
 
     def keys(self) -> set[str]:
         """Keys of the stored episodes."""
@@ -355,6 +365,7 @@ class RunStore:
                 fh.write(json.dumps(json.loads(text)["trajectory"], separators=(",", ":")) + "\n")
         tmp.replace(self.run_dir / TRAJECTORIES)
         self._jsonl = (self.run_dir / TRAJECTORIES).open("a", encoding="utf-8")
+        add_indexes(self._db)  # for readers that filter and search (the viewer)
         out = self.run_dir / (SUMMARY + ".tmp")
         out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         out.replace(self.run_dir / SUMMARY)

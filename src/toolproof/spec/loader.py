@@ -6,13 +6,18 @@ import hashlib
 import os
 import random
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import arith
+from ._find import TASK_SUFFIXES as TASK_SUFFIXES  # re-exported: callers import them here
+from ._find import _missing_suite
+from ._find import builtin_suite_names as builtin_suite_names
+from ._find import builtin_suites_dir as builtin_suites_dir
+from ._find import resolve_suite_path as resolve_suite_path
+from ._find import task_files as task_files
 from ._semantic import suite_problems, suite_root_of, task_problems
 from ._yamlsrc import Loc, SourceMap, load_document, number_problems
 from ._yamlsrc import field_text as _field_text
@@ -21,63 +26,6 @@ from .providers import provided_suite
 from .render import draw_params, instance_seed, render_template, render_value
 from .suite import Suite, SuiteConfig
 from .task import ParamSpec, Task
-
-TASK_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-def builtin_suites_dir() -> Path:
-    """Directory holding the suites shipped inside the package."""
-    return Path(str(resources.files("toolproof") / "suites"))
-
-
-def builtin_suite_names() -> list[str]:
-    """Names of the built-in suites."""
-    root = builtin_suites_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "suite.yaml").is_file())
-
-
-def resolve_suite_path(name_or_path: str | Path) -> Path:
-    """Turn a built-in suite name or a directory into the suite directory.
-
-    Raises:
-        SpecError: neither a directory with suite.yaml nor a built-in name.
-    """
-    path = Path(name_or_path)
-    if path.is_file() and path.name == "suite.yaml":
-        return path.parent
-    if (path / "suite.yaml").is_file():
-        return path
-    builtin = builtin_suites_dir() / str(name_or_path)
-    if (builtin / "suite.yaml").is_file():
-        return builtin
-    if path.is_dir():
-        raise SpecError([_missing_suite(path)])
-    names = ", ".join(builtin_suite_names()) or "none"
-    if "/" in str(name_or_path) or path.suffix:
-        raise SpecError(
-            [
-                Problem(
-                    path,
-                    None,
-                    "",
-                    "no such file or directory; give a folder holding suite.yaml, a task file "
-                    f"or a built-in suite name ({names})",
-                )
-            ]
-        )
-    raise SpecError(
-        [
-            Problem(
-                None,
-                None,
-                "suite",
-                f"no suite {str(name_or_path)!r}: no such file or directory, nor a built-in "
-                f"suite name ({names}); give a folder holding suite.yaml, a task file or a name",
-            )
-        ]
-    )
 
 
 def _describe(value: Any) -> str:
@@ -273,11 +221,6 @@ def suite_digest(root: Path) -> str:
     return sha.hexdigest()
 
 
-def task_files(root: Path) -> list[Path]:
-    """Task files under a directory, sorted."""
-    return sorted(p for p in root.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
-
-
 def load_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
     """Load a suite by built-in name or directory, validating every task.
 
@@ -335,23 +278,6 @@ def load_task_file(path: Path) -> Task:
     if (root / "suite.yaml").is_file():
         config, _ = _parse(SuiteConfig, root / "suite.yaml")
     return load_task(path, config, root)
-
-
-def _missing_suite(path: Path) -> Problem:
-    tasks = task_files(path)
-    hint = (
-        f"it holds {len(tasks)} task file(s); to check them alone, name them "
-        f"(toolproof validate {path}/*.yaml)"
-        if tasks
-        else "a suite folder holds suite.yaml and tasks/*.yaml"
-    )
-    return Problem(
-        path / "suite.yaml",
-        None,
-        "",
-        "no suite.yaml: a suite needs one with at least name, version and canary "
-        f"(see docs/writing-tasks.md); {hint}",
-    )
 
 
 def validate_target(target: str | Path) -> tuple[Suite | None, list[Task], list[Problem]]:

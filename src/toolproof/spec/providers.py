@@ -13,11 +13,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import Problem, SpecError
-from .suite import Suite
 
-SuiteBuilder = Callable[..., Suite]
+if TYPE_CHECKING:  # only named in annotations: the models load when a suite is built
+    from .suite import Suite
+
+SuiteBuilder = Callable[..., "Suite"]
 """``builder(part_or_None, *, allow_drift=bool) -> Suite``."""
 
 

@@ -75,4 +75,5 @@ def create_app(runs_dir: Path, *, allowed_hosts: list[str] | None = None) -> Sta
         exception_handlers={_api.ApiError: _error, 404: _error, 405: _error},
     )
     app.state.catalog = RunCatalog(runs_dir)
+    _pages.compile_templates()
     return app

@@ -8,6 +8,9 @@ never the record JSON) and are cached by the run database's modification time.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterable
@@ -77,13 +80,27 @@ def _given_breakdowns(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]
     return out
 
 
-def breakdowns(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def breakdowns(
+    summary: dict[str, Any], rows: list[dict[str, Any]] | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Success by category, type, difficulty, domain (and any other the summary breaks down by).
 
-    Groups the summary gives (``breakdown``) are taken as they are; for older
-    summaries they are counted from ``summary["tasks"]`` (infra errors excluded).
+    Groups the summary gives (``breakdown``) are taken as they are; the others are
+    counted from the episode rows (category, type, difficulty) or, for the domain of
+    older summaries, from ``summary["tasks"]`` (infra errors excluded either way).
     """
     out = _given_breakdowns(summary)
+    for dim in ("category", "type", "difficulty"):
+        if dim in out or not rows:
+            continue
+        cells: dict[str, list[int]] = {}
+        for row in rows:
+            if row["termination"] != "infra_error" and row[dim] is not None:
+                cell = cells.setdefault(str(row[dim]), [0, 0])
+                cell[0] += bool(row["passed"])
+                cell[1] += 1
+        if cells:
+            out[dim] = [{"key": k, **prop(s, n)} for k, (s, n) in sorted(cells.items())]
     tasks = summary.get("tasks")
     if not isinstance(tasks, dict):
         return out
@@ -96,7 +113,7 @@ def breakdowns(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 continue
             cell = counts.setdefault(str(entry[dim]), [0, 0])
             for epoch in entry.get("epochs", []):
-                if epoch.get("termination") != "infra_error":
+                if isinstance(epoch, dict) and epoch.get("termination") != "infra_error":
                     cell[0] += bool(epoch.get("passed"))
                     cell[1] += 1
         if counts:
@@ -183,18 +200,66 @@ def from_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def stamp_of(run_dir: Path) -> tuple[float, ...]:
-    """Modification times that change whenever the run does (the WAL file too, mid-run)."""
-    names = (DB_NAME, f"{DB_NAME}-wal", SUMMARY)
-    return tuple((run_dir / n).stat().st_mtime if (run_dir / n).exists() else 0.0 for n in names)
+OVERVIEW = "overview.json"
+"""The precomputed overview in a run directory: written when the run finishes (and by the
+viewer when it is missing or stale), used only while its stamp matches the run's files."""
+_OVERVIEW_FORMAT = 1
+
+
+def stamp_of(run_dir: Path) -> list[int]:
+    """Size and modification time (ns) of each file whose change changes the overview
+    (the WAL file too, mid-run); a missing or empty file counts as ``[0, 0]`` (a reader
+    creates an empty WAL when the writer's close has removed it: nothing changed)."""
+    stamp: list[int] = []
+    for name in (DB_NAME, f"{DB_NAME}-wal", SUMMARY):
+        try:
+            st = (run_dir / name).stat()
+        except OSError:
+            stamp += [0, 0]
+            continue
+        stamp += [st.st_size, st.st_mtime_ns] if st.st_size else [0, 0]
+    return stamp
+
+
+def read_overview(run_dir: Path, stamp: list[int]) -> dict[str, Any] | None:
+    """The stored overview if it was computed from the files as they are now."""
+    try:
+        data = json.loads((run_dir / OVERVIEW).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != _OVERVIEW_FORMAT:
+        return None
+    view = data.get("overview")
+    if data.get("stamp") != stamp or not isinstance(view, dict):
+        return None
+    return view
+
+
+def write_overview(run_dir: Path) -> dict[str, Any]:
+    """Compute the overview and store it in the run directory (when it can be written:
+    it only saves time), stamped with the files it was computed from."""
+    stamp = stamp_of(run_dir)
+    view = overview(run_dir)
+    if stamp_of(run_dir) != stamp:  # the run moved on while computing: store nothing
+        return view
+    text = json.dumps({"format": _OVERVIEW_FORMAT, "stamp": stamp, "overview": view})
+    tmp = run_dir / f".{OVERVIEW}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, run_dir / OVERVIEW)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+    return view
 
 
 class OverviewCache:
-    """Per-run overviews, recomputed when the run's files change."""
+    """Per-run overviews: in memory, else the stored ``overview.json``, else computed (and
+    stored) again; all keyed by the run's files (:func:`stamp_of`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._cache: dict[Path, tuple[tuple[float, ...], dict[str, Any]]] = {}
+        self._cache: dict[Path, tuple[list[int], dict[str, Any]]] = {}
 
     def get(self, run_dir: Path) -> dict[str, Any]:
         """The overview of one run (see :func:`overview`)."""
@@ -203,7 +268,10 @@ class OverviewCache:
             hit = self._cache.get(run_dir)
         if hit is not None and hit[0] == stamp:
             return hit[1]
-        value = overview(run_dir)
+        value = read_overview(run_dir, stamp)
+        if value is None:
+            finished = (run_dir / SUMMARY).is_file()
+            value = write_overview(run_dir) if finished else overview(run_dir)
         with self._lock:
             self._cache[run_dir] = (stamp, value)
         return value
@@ -257,7 +325,7 @@ def overview(run_dir: Path) -> dict[str, Any]:
         "levels": summary.get("levels") or computed["levels"],
         "terminations": computed["terminations"],
         "failure_modes": computed["failure_modes"],
-        "breakdowns": breakdowns(summary),
+        "breakdowns": breakdowns(summary, rows),
         "distributions": computed["distributions"],
         "totals": computed["totals"],
         "facets": computed["facets"],

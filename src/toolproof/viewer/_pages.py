@@ -29,6 +29,14 @@ def environment() -> Environment:
     )
 
 
+def compile_templates() -> None:
+    """Compile every page template now (at start-up), not on the first request of each:
+    the first page of a fresh viewer then costs what any later one does."""
+    env = environment()
+    for template in sorted(TEMPLATES.glob("*.j2")):
+        env.get_template(template.name)
+
+
 def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
     """Render a page template."""
     html = environment().get_template(name).render(**context)

@@ -1,0 +1,194 @@
+"""An index of suite metadata that cannot go stale, so ``toolproof list`` need not load suites.
+
+Loading a suite validates every task (pydantic models, five rendered epochs each):
+seconds for the built-in suites. ``toolproof list`` shows only each suite's name,
+version, description and task count, so those are kept in a small JSON file, one
+entry per suite folder, under a *fingerprint*: a hash of the relative path, size,
+modification and change times and inode of every file of the folder (a symlink by its
+target), and of every source file of this package (the validator itself). An entry is
+used only when the fingerprint computed now, from the files, equals the stored one; any
+other case (no index, a corrupt or hostile one, an edited, added or removed file, a
+touched file, a changed validator) loads the suite in full, as before, and rewrites the
+entry. Only suites that loaded without problems are recorded, so a broken suite is reported on
+every call. The index never stands in for the files where results depend on them:
+``run`` and ``validate`` always load the suite itself.
+
+Stdlib only at import (no pydantic), so reading the index is cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+INDEX_VERSION = 1
+"""Bump when the entry format changes; other versions are ignored and rewritten."""
+_MAX_INDEX_BYTES = 4 * 1024 * 1024  # far above any real index; a bigger file is ignored
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    """What ``toolproof list`` shows of a suite.
+
+    Attributes:
+        name: The suite's name (``suite.yaml`` ``name``).
+        version: Its version.
+        description: What it measures.
+        tasks: How many tasks it holds.
+    """
+
+    name: str
+    version: str
+    description: str
+    tasks: int
+
+
+def suite_fingerprint(root: Path) -> str:
+    """Hash of the path, size and modification time of every file under ``root`` and of
+    this package's source files: changes whenever any of them could change the suite."""
+    sha = hashlib.sha256(f"toolproof-suite-index {INDEX_VERSION}\0".encode())
+    _stat_files(sha, root)
+    _stat_files(sha, Path(__file__).parent)
+    return sha.hexdigest()
+
+
+def tree_fingerprint(top: Path, skip: tuple[str, ...] = ()) -> str:
+    """Hash of the path, size, times and inode of every file under ``top`` except the
+    top-level folders named in ``skip`` (for caches of what code there registers, e.g.
+    the CLI's agent and tool listing)."""
+    sha = hashlib.sha256(f"toolproof-tree {INDEX_VERSION}\0".encode())
+    _stat_files(sha, top, skip)
+    return sha.hexdigest()
+
+
+def _stat_files(sha: Any, top: Path, skip: tuple[str, ...] = ()) -> None:
+    stack = [(str(top), "")]
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:  # gone or unreadable: the fingerprint just differs
+            continue
+        subdirs = []
+        for entry in entries:
+            name = rel + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__" and not (rel == "" and entry.name in skip):
+                        subdirs.append((entry.path, name + "/"))
+                    continue
+                st = entry.stat(follow_symlinks=False)
+                link = os.readlink(entry.path) if entry.is_symlink() else ""
+            except OSError:
+                continue
+            stamp = (
+                f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{link}\0"
+            )
+            sha.update(stamp.encode("utf-8", "surrogateescape"))
+        stack.extend(reversed(subdirs))
+
+
+class SuiteIndex:
+    """The JSON index file: read once, looked up by suite folder, written back atomically.
+
+    Args:
+        path: The index file (``None``: no index, every lookup misses).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._entries = self._read()
+        self._dirty = False
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        if self.path is None:
+            return {}
+        try:
+            if self.path.stat().st_size > _MAX_INDEX_BYTES:
+                return {}
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+            return {}
+        entries = data.get("suites")
+        if not isinstance(entries, dict):
+            return {}
+        return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)}
+
+    def get(self, root: Path, fingerprint: str) -> SuiteInfo | None:
+        """The entry of ``root`` if it was recorded under this very fingerprint."""
+        entry = self._entries.get(str(root.resolve()))
+        if entry is None or entry.get("fingerprint") != fingerprint:
+            return None
+        fields = (entry.get("name"), entry.get("version"), entry.get("description"))
+        tasks = entry.get("tasks")
+        if not all(isinstance(f, str) for f in fields) or type(tasks) is not int or tasks < 0:
+            return None  # not written by us: ignore it, it will be rewritten
+        name, version, description = (str(f) for f in fields)
+        return SuiteInfo(name, version, description, tasks)
+
+    def put(self, root: Path, fingerprint: str, info: SuiteInfo) -> None:
+        """Record ``info`` for ``root`` under ``fingerprint`` (written by :meth:`save`)."""
+        self._entries[str(root.resolve())] = {
+            "fingerprint": fingerprint,
+            "name": info.name,
+            "version": info.version,
+            "description": info.description,
+            "tasks": info.tasks,
+        }
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the index if it changed: to a temporary file, then renamed over it (a
+        reader never sees half a file). An index that cannot be written is skipped: it
+        only saves time."""
+        if self.path is None or not self._dirty:
+            return
+        text = json.dumps({"version": INDEX_VERSION, "suites": self._entries}, indent=1)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):  # e.g. the folder is a file: no tmp was made
+                tmp.unlink(missing_ok=True)
+            return
+        self._dirty = False
+
+
+def suite_infos(names: list[str], index_file: Path | None) -> list[SuiteInfo]:
+    """Metadata of each named suite (built-in name or folder), from the index where it is
+    current, else by loading the suite (and recording it).
+
+    Raises:
+        SpecError: a suite that had to be loaded has problems (it is not recorded).
+    """
+    from ._find import resolve_suite_path
+
+    index = SuiteIndex(index_file)
+    infos: list[SuiteInfo] = []
+    try:
+        for name in names:
+            root = resolve_suite_path(name)
+            fingerprint = suite_fingerprint(root)
+            info = index.get(root, fingerprint)
+            if info is None:
+                from .loader import load_suite  # the models, only when a suite must load
+
+                suite = load_suite(root)
+                config = suite.config
+                info = SuiteInfo(config.name, config.version, config.description, len(suite.tasks))
+                # Recorded under the fingerprint taken *before* loading: a file changed
+                # meanwhile makes the entry miss next time instead of hiding the change.
+                index.put(root, fingerprint, info)
+            infos.append(info)
+    finally:
+        index.save()
+    return infos
