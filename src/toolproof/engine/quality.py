@@ -41,6 +41,7 @@ from .executor import EpisodeJob, Worker
 __all__ = [
     "FIXED_FACTS",
     "FLAWED",
+    "MARKER",
     "ORACLE_EPOCHS",
     "OTHER_EPOCHS",
     "RANDOM_PASSABLE",
@@ -52,6 +53,7 @@ __all__ = [
     "judge_answer_in_prompt",
     "judge_facts_vary",
     "judge_flawed",
+    "judge_markers",
     "judge_noop",
     "judge_oracle",
     "judge_random",
@@ -67,6 +69,8 @@ OTHER_EPOCHS = 2
 """Seeds on which noop, random and the flawed agents are run."""
 FIXED_FACTS = "fixed-facts"
 """The tag that waives ``facts_vary`` for a task whose facts are fixed by design."""
+MARKER = "FILL IN"
+"""What ``toolproof new-task`` writes on the lines an author must rewrite."""
 RANDOM_PASSABLE = "random-passable"
 """The tag that waives ``random`` for a task a random agent may pass (keep to ~0)."""
 FLAWED = ("never-asks", "never-retries", "gullible")
@@ -331,12 +335,13 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
-def _leaks(instance: TaskInstance) -> list[str]:
-    """The output checks of one rendered instance whose answer its prompt already says."""
+def _leaks(instance: TaskInstance) -> dict[str, str]:
+    """The output checks of one rendered instance whose answer its prompt already says:
+    ``success.N (name)`` -> what leaked."""
     task = instance.task
     prompt = task.description
     lowered = prompt.lower()
-    out: list[str] = []
+    out: dict[str, str] = {}
     for index, check in enumerate(task.success):
         if not isinstance(check, OutputCheck):
             continue
@@ -355,7 +360,7 @@ def _leaks(instance: TaskInstance) -> list[str]:
         ):
             leaked.append(f"contains {check.contains!r}")
         if leaked:
-            out.append(f"success.{index} ({check_name(check, index)}): {', '.join(leaked)}")
+            out[f"success.{index} ({check_name(check, index)})"] = ", ".join(leaked)
     return out
 
 
@@ -371,8 +376,8 @@ def judge_answer_in_prompt(instances: list[TaskInstance]) -> list[Finding]:
     """
     if not instances:
         return []
-    leaks = [set(_leaks(i)) for i in instances]
-    always = sorted(set.intersection(*leaks))
+    leaks = [_leaks(i) for i in instances]
+    always = sorted(set.intersection(*(set(found) for found in leaks)))
     if not always:
         return []
     return [
@@ -380,8 +385,8 @@ def judge_answer_in_prompt(instances: list[TaskInstance]) -> list[Finding]:
             instances[0].task.id,
             "answer_in_prompt",
             loc=("description",),
-            message=f"{what}: the prompt says the answer on all {len(instances)} seeds; ask for "
-            "something the agent must find out",
+            message=f"{what}: the prompt says the answer on all {len(instances)} seeds "
+            f"(epoch 0: {leaks[0][what]}); ask for something the agent must find out",
         )
         for what in always
     ]
@@ -437,10 +442,27 @@ def instances_of(suite: Suite, task_id: str, epochs: int) -> list[TaskInstance]:
     ]
 
 
+def judge_markers(task: Task, text: str) -> list[Finding]:
+    """A scaffolded file (``toolproof new-task``) whose :data:`MARKER` lines are not rewritten."""
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if MARKER in line]
+    if not lines:
+        return []
+    return [
+        Finding(
+            task.id,
+            "scaffold",
+            loc=(),
+            message=f"line(s) {', '.join(map(str, lines))} still say {MARKER}: rewrite them "
+            "(the prompt the agent sees, in your words)",
+        )
+    ]
+
+
 def judge_task(suite: Suite, task: Task, records: GateRecords) -> list[Finding]:
     """Every gate rule on one task, from the records of every agent."""
     oracle = records.of("oracle", task.id)
-    findings = judge_oracle(task, oracle)
+    findings = judge_markers(task, suite.task_file(task.id).read_text(encoding="utf-8"))
+    findings += judge_oracle(task, oracle)
     findings += judge_noop(task, records.of("noop", task.id))
     findings += judge_random(task, records.of("random", task.id))
     for agent in FLAWED:
