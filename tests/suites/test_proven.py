@@ -172,3 +172,18 @@ def test_every_built_in_suite_is_covered() -> None:
     # live runs against its replay proxy; it is proven the same way in test_live_suite.py
     assert shipped == {*SUITES, "live"}
     assert all(isinstance(s, Suite) for s in SUITE_OBJECTS.values())
+
+
+def test_never_retries_scores_spread_on_the_hard_tier(runs: Runs) -> None:
+    """Partial credit reflects progress: giving up mid-way on a long task earns the share of
+    the required changes made before the error, not 0 or 1 (issue #18)."""
+    hard = SUITE_OBJECTS["hard"]
+    fractions = [
+        r.score.fraction
+        for task in hard.tasks
+        if {"trap:flaky-write", "trap:rate-limit"} & set(task.tags)  # an error mid-way
+        for r in runs("hard", "never-retries", task.id)
+    ]
+    assert len(fractions) >= 20
+    assert all(0 < f < 1 for f in fractions), fractions
+    assert len({round(f, 1) for f in fractions}) >= 3, fractions
