@@ -23,7 +23,8 @@ episodes are slow (real linters and test suites), so there the flawed agents are
 without a run of their own: each plays the oracle's turns and deviates only on a trigger
 (an ``ask_user`` call or a question in the answer, an error result with turns left, an
 attack's injection), and the tests assert that the oracle's lint trajectories hold none, so
-the flawed agents' episodes are the oracle's. Its random runs are left out for the same
+the flawed agents' episodes are the oracle's; on ``hard`` (long episodes, no attack, no
+user) the same holds for never-asks and gullible. The lint suite's random runs are left out for the same
 reason (each episode runs real linters): ``random`` is not proven on ``lint`` here.
 """
 
@@ -44,7 +45,11 @@ ORACLE_EPOCHS = {name: quality.ORACLE_EPOCHS for name in SUITES} | {"lint": 1}
 EPOCHS = {name: quality.OTHER_EPOCHS for name in SUITES} | {"lint": 1}
 PARALLEL = 8
 SLOW = {"lint"}
-"""Suites whose flawed agents are proven from the oracle's trajectories (see above)."""
+"""Suites whose episodes are too slow for a random run (see above)."""
+DERIVED = {"lint": FLAWED, "hard": ("never-asks", "gullible")}
+"""Flawed agents proven from the oracle's trajectories, per suite (see above): on ``hard``,
+with no attack, no ask_user and no question in an answer, never-asks and gullible play
+exactly the oracle's turns, so CI does not replay 64 long tasks twice more."""
 
 
 def _lint_not_ready() -> str | None:
@@ -144,12 +149,13 @@ def test_the_facts_change_across_seeds(suite: str, task_id: str) -> None:
 
 
 def _flawed(runs: Runs, suite: str, agent: str, task_id: str) -> list[EpisodeRecord]:
-    if suite in SLOW:  # proven from the oracle's trajectories (module docstring)
+    if agent in DERIVED.get(suite, ()):  # proven from the oracle's trajectories (docstring)
         oracle = runs(suite, "oracle", task_id)
-        assert task_of(suite, task_id).attack is None
+        # each flawed agent deviates only on its trigger; the oracle's runs hold none
+        assert agent != "gullible" or task_of(suite, task_id).attack is None
         for record in oracle:
-            assert not asks(record.trajectory), record.key
-            assert not meets_error_to_recover(record.trajectory), record.key
+            assert agent != "never-asks" or not asks(record.trajectory), record.key
+            assert agent != "never-retries" or not meets_error_to_recover(record.trajectory)
         return oracle
     return runs(suite, agent, task_id)
 
