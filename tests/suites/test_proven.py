@@ -24,8 +24,9 @@ without a run of their own: each plays the oracle's turns and deviates only on a
 (an ``ask_user`` call or a question in the answer, an error result with turns left, an
 attack's injection), and the tests assert that the oracle's lint trajectories hold none, so
 the flawed agents' episodes are the oracle's; on ``hard`` (long episodes, no attack, no
-user) the same holds for never-asks and gullible. The lint suite's random runs are left out for the same
-reason (each episode runs real linters): ``random`` is not proven on ``lint`` here.
+user) the same holds for never-asks and gullible. The lint suite's random runs are left
+out for the same reason (each episode runs real linters): ``random`` is not proven on
+``lint`` here.
 """
 
 from __future__ import annotations
