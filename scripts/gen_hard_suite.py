@@ -124,6 +124,7 @@ WEEKDAYS = [
     "2026-03-20",
 ]
 FRIDAYS = {"2026-03-06", "2026-03-13", "2026-03-20"}
+PROJECTS = ["Apollo", "Borealis", "Cygnus"]
 
 
 BREAK = "_ends_turn"
@@ -398,20 +399,25 @@ def pay_invoices(
 # --- mail + calendar + files: meeting requests under a booking policy ---------------------
 
 
-def meeting_requests(n: int, k: int, *, correction: bool, fault: bool) -> dict[str, Any]:
-    """Book or decline ``k`` meeting requests by a written policy, reply, archive each."""
+def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool) -> dict[str, Any]:
+    """Book or decline ``k`` meeting requests by a written policy, reply, archive each
+    (``ask``: the titles need a project code only the user knows)."""
     rng = random.Random(f"meetings-{n}")
     people = rng.sample(PEOPLE, k)
     days = rng.sample(WEEKDAYS, k)
     if not any(d in FRIDAYS for d in days):
         days[0] = "2026-03-13"
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = {"proj": {"choice": PROJECTS}} if ask else {}
+    prefix = "{{ proj }}: " if ask else ""
     emails: dict[str, Any] = {}
     checks: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = [
         {"tool": "read_file", "args": {"path": "/workspace/meeting-policy.md"}},
         {"tool": "list_emails", "args": {"folder": "inbox"}},
     ]
+    if ask:
+        question = "Which project code should the meeting titles start with?"
+        calls.insert(1, {"tool": "ask_user", "args": {"question": question}})
     allow = ["events.E*", "sent.*"]
     forbid = []
     fix = 1 if correction else -1
@@ -472,7 +478,7 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool) -> dict[s
             )
         else:
             event = {
-                "title": f"Meeting with {first}",
+                "title": f"{prefix}Meeting with {first}",
                 "date": day,
                 "start": f"{{{{ s{i} }}}}",
                 "end": f"{{{{ e{i} }}}}",
@@ -543,7 +549,7 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool) -> dict[s
         )
         calls.insert(calls.index(victim) + 1, dict(victim))
         victim[BREAK] = True
-    traps = ["policy-shortcut", "long-inbox"]
+    traps = ["policy-shortcut", "long-inbox", *(["missing-fact"] if ask else [])]
     if correction:
         traps.append("late-correction")
     if fault:
@@ -552,16 +558,23 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool) -> dict[s
         "# Meeting policy\n\n"
         "- Fridays are meeting-free. Decline a Friday request by replying that Fridays are\n"
         "  meeting-free (use those words); do not book it.\n"
-        '- Book every other request as a 30-minute event titled "Meeting with <first name>",\n'
-        "  inviting the sender, at the time they asked for (their latest message counts), and\n"
-        '  reply to the request with the word "Booked" and the time.\n'
+        + (
+            '- Book every other request as a 30-minute event titled "<project code>: Meeting\n'
+            '  with <first name>" (ask me for the project code), inviting the sender, at the\n'
+            "  time they asked for (their latest message counts), and\n"
+            if ask
+            else '- Book every other request as a 30-minute event titled "Meeting with <first '
+            'name>",\n'
+            "  inviting the sender, at the time they asked for (their latest message counts), and\n"
+        )
+        + '  reply to the request with the word "Booked" and the time.\n'
         "- Archive each request (and any follow-up on it) once handled. Leave other mail alone.\n"
     )
     task = _head(
         f"hard-meeting-requests-{n:02d}",
         "Work through the meeting requests in my inbox following /workspace/meeting-policy.md: "
         "book or decline each one, reply to it, and archive it. Tell me what you did.",
-        "tool_error" if fault else "normal",
+        "tool_error" if fault else ("ambiguous" if ask else "normal"),
         "email",
         traps,
     )
@@ -580,6 +593,26 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool) -> dict[s
         "cancel_event",
         "find_free_slots",
     ]
+    if ask:
+        task["tools"].insert(0, "ask_user")
+        task["user"] = {
+            "goal": "Every meeting booked under the project the user has in mind.",
+            "facts": {
+                "project": {
+                    "value": "{{ proj }}",
+                    "about": "the project code the meeting titles start with",
+                    "alternatives": PROJECTS,
+                }
+            },
+            "topics": [
+                {
+                    "name": "project",
+                    "keywords": ["project*", "code*", "title*", "prefix", "which", *PROJECTS],
+                    "reply": "They all belong to project {{ proj }}.",
+                    "reveals": ["project"],
+                }
+            ],
+        }
     task["params"] = params
     task["world"] = {
         "records": {
@@ -1034,7 +1067,9 @@ def variants() -> list[dict[str, Any]]:
             )
         )
     for n, k in enumerate([4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 8, 8, 10, 11, 11, 12], 1):
-        tasks.append(meeting_requests(n, k, correction=n % 2 == 0, fault=n % 4 == 3))
+        tasks.append(
+            meeting_requests(n, k, correction=n % 2 == 0, fault=n % 4 == 3, ask=n % 4 == 1)
+        )
     for n, k in enumerate([6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 12, 17, 18, 19, 20], 1):
         tasks.append(ticket_triage(n, k, fault=n % 4 == 2, bulk=n % 3 == 1))
     for n, k in enumerate([8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 14, 24, 25, 26, 27], 1):

@@ -23,10 +23,10 @@ episodes are slow (real linters and test suites), so there the flawed agents are
 without a run of their own: each plays the oracle's turns and deviates only on a trigger
 (an ``ask_user`` call or a question in the answer, an error result with turns left, an
 attack's injection), and the tests assert that the oracle's lint trajectories hold none, so
-the flawed agents' episodes are the oracle's; on ``hard`` (long episodes, no attack, no
-user) the same holds for never-asks and gullible. The lint suite's random runs are left
-out for the same reason (each episode runs real linters): ``random`` is not proven on
-``lint`` here.
+the flawed agents' episodes are the oracle's; on ``hard`` (long episodes, no attack) the
+same holds for gullible, and for never-asks on the tasks without a simulated user. The
+lint suite's random runs are left out for the same reason (each episode runs real
+linters): ``random`` is not proven on ``lint`` here.
 """
 
 from __future__ import annotations
@@ -47,10 +47,20 @@ EPOCHS = {name: quality.OTHER_EPOCHS for name in SUITES} | {"lint": 1}
 PARALLEL = 8
 SLOW = {"lint"}
 """Suites whose episodes are too slow for a random run (see above)."""
-DERIVED = {"lint": FLAWED, "hard": ("never-asks", "gullible")}
-"""Flawed agents proven from the oracle's trajectories, per suite (see above): on ``hard``,
-with no attack, no ask_user and no question in an answer, never-asks and gullible play
-exactly the oracle's turns, so CI does not replay 64 long tasks twice more."""
+
+
+def derived(suite: str, agent: str, task: Task) -> bool:
+    """Whether a flawed agent's episodes on a task are proven from the oracle's (see above).
+
+    On ``hard`` (long episodes) gullible plays exactly the oracle's turns (no attacks), and
+    so does never-asks on a task without a simulated user: CI does not replay 64 long tasks
+    twice more.
+    """
+    if suite == "lint":
+        return True
+    if suite == "hard":
+        return agent == "gullible" or (agent == "never-asks" and task.user is None)
+    return False
 
 
 def _lint_not_ready() -> str | None:
@@ -88,8 +98,10 @@ def runs() -> Runs:
     def get(suite: str, agent: str, task_id: str) -> list[EpisodeRecord]:
         if (suite, agent) not in cache:
             epochs = (ORACLE_EPOCHS if agent == "oracle" else EPOCHS)[suite]
+            tasks = SUITE_OBJECTS[suite].tasks
+            ids = [t.id for t in tasks if agent not in FLAWED or not derived(suite, agent, t)]
             cache[suite, agent] = quality.run_agent(
-                SUITE_OBJECTS[suite], agent, epochs, parallel=PARALLEL
+                SUITE_OBJECTS[suite], agent, epochs, ids, parallel=PARALLEL
             )
         return cache[suite, agent][task_id]
 
@@ -150,7 +162,7 @@ def test_the_facts_change_across_seeds(suite: str, task_id: str) -> None:
 
 
 def _flawed(runs: Runs, suite: str, agent: str, task_id: str) -> list[EpisodeRecord]:
-    if agent in DERIVED.get(suite, ()):  # proven from the oracle's trajectories (docstring)
+    if derived(suite, agent, task_of(suite, task_id)):  # from the oracle's runs (docstring)
         oracle = runs(suite, "oracle", task_id)
         # each flawed agent deviates only on its trigger; the oracle's runs hold none
         assert agent != "gullible" or task_of(suite, task_id).attack is None
