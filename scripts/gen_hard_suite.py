@@ -1078,11 +1078,14 @@ def variants() -> list[dict[str, Any]]:
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    """Plain YAML: no anchors and aliases, block text for multi-line strings."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    style = "|" if "\n" in value else ('"' if "'" in value and '"' not in value else None)
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -206,3 +206,10 @@ def test_never_retries_scores_spread_on_the_hard_tier(runs: Runs) -> None:
     assert len(fractions) >= 20
     assert all(0 < f < 1 for f in fractions), fractions
     assert len({round(f, 1) for f in fractions}) >= 3, fractions
+    guessed = [
+        r.score.fraction
+        for task in hard.tasks
+        if str(task.category) == "ambiguous"
+        for r in runs("hard", "never-asks", task.id)
+    ]
+    assert len(guessed) >= 8 and all(0 < f < 1 for f in guessed), guessed
