@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from toolproof.agents.builtin.flawed import ASK_TOOL, is_error
@@ -39,6 +39,7 @@ from .config import RunConfig
 from .executor import EpisodeJob, Worker
 
 __all__ = [
+    "CHOICE_SEEDS",
     "FIXED_FACTS",
     "FLAWED",
     "MARKER",
@@ -335,13 +336,13 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
-def _leaks(instance: TaskInstance) -> dict[str, str]:
+def _leaks(instance: TaskInstance) -> dict[int, str]:
     """The output checks of one rendered instance whose answer its prompt already says:
-    ``success.N (name)`` -> what leaked."""
+    check index -> what leaked."""
     task = instance.task
     prompt = task.description
     lowered = prompt.lower()
-    out: dict[str, str] = {}
+    out: dict[int, str] = {}
     for index, check in enumerate(task.success):
         if not isinstance(check, OutputCheck):
             continue
@@ -360,11 +361,39 @@ def _leaks(instance: TaskInstance) -> dict[str, str]:
         ):
             leaked.append(f"contains {check.contains!r}")
         if leaked:
-            out[f"success.{index} ({check_name(check, index)})"] = ", ".join(leaked)
+            out[index] = ", ".join(leaked)
     return out
 
 
-def judge_answer_in_prompt(instances: list[TaskInstance]) -> list[Finding]:
+def _expected_text(instance: TaskInstance, index: int) -> tuple[str, ...]:
+    check = instance.task.success[index]
+    assert isinstance(check, OutputCheck)
+    texts = [check.equals] if check.equals is not None else check.contains
+    return tuple(t.strip().lower() for t in texts if t)
+
+
+def _a_choice(instances: list[TaskInstance], pool: list[TaskInstance], index: int) -> bool:
+    """Whether the expected text is one of options every prompt names ("which is warmer,
+    A or B?"): the answer differs across seeds, and every prompt names, beside its own
+    answer, the answer of another seed (of ``pool``, more seeds than are checked)."""
+    options = {_expected_text(i, index) for i in [*instances, *pool]} - {()}
+    if len(options) < 2:
+        return False
+    for instance in instances:
+        own = _expected_text(instance, index)
+        lowered = instance.task.description.lower()
+        if not any(o != own and all(t in lowered for t in o) for o in options):
+            return False
+    return True
+
+
+CHOICE_SEEDS = 20
+"""Seeds rendered to find the options of a text answer the prompt names (a choice)."""
+
+
+def judge_answer_in_prompt(
+    instances: list[TaskInstance], more: Callable[[], list[TaskInstance]] | None = None
+) -> list[Finding]:
     """The rendered prompts must not all contain the answer an output check expects.
 
     A ``number`` must not be among the prompt's numbers; an ``equals`` text, or every
@@ -372,24 +401,39 @@ def judge_answer_in_prompt(instances: list[TaskInstance]) -> list[Finding]:
     when it holds on every seed: a conditional task ("book 14:00, or the next free
     hour") may name its answer on the seeds where the condition holds, and a small
     number may be in a prompt by chance, but an answer templated into the prompt is
-    there every time.
+    there every time. A text answer that is one of options the prompt names ("which
+    station was warmer, KIX-7 or OSL-2?") is a choice, not a leak, when the answer
+    changes across seeds and every prompt also names the answer of another seed.
+
+    Args:
+        instances: The task rendered for the checked seeds.
+        more: Renders more seeds (:data:`CHOICE_SEEDS`), called only when a text answer is
+            in every prompt, to tell a choice from a leak; default: only ``instances``.
     """
     if not instances:
         return []
     leaks = [_leaks(i) for i in instances]
     always = sorted(set.intersection(*(set(found) for found in leaks)))
-    if not always:
-        return []
-    return [
-        Finding(
-            instances[0].task.id,
-            "answer_in_prompt",
-            loc=("description",),
-            message=f"{what}: the prompt says the answer on all {len(instances)} seeds "
-            f"(epoch 0: {leaks[0][what]}); ask for something the agent must find out",
+    task = instances[0].task
+    findings = []
+    pool: list[TaskInstance] | None = None
+    for index in always:
+        if "number" not in leaks[0][index]:
+            if pool is None:
+                pool = more() if more is not None else []
+            if _a_choice(instances, pool, index):
+                continue
+        findings.append(
+            Finding(
+                task.id,
+                "answer_in_prompt",
+                loc=("description",),
+                message=f"success.{index} ({check_name(task.success[index], index)}): the "
+                f"prompt says the answer on all {len(instances)} seeds (epoch 0: "
+                f"{leaks[0][index]}); ask for something the agent must find out",
+            )
         )
-        for what in always
-    ]
+    return findings
 
 
 def judge_facts_vary(instances: list[TaskInstance]) -> list[Finding]:
@@ -468,6 +512,8 @@ def judge_task(suite: Suite, task: Task, records: GateRecords) -> list[Finding]:
     for agent in FLAWED:
         findings += judge_flawed(task, agent, records.of(agent, task.id), oracle)
     instances = instances_of(suite, task.id, ORACLE_EPOCHS)
-    findings += judge_answer_in_prompt(instances)
+    findings += judge_answer_in_prompt(
+        instances, lambda: instances_of(suite, task.id, CHOICE_SEEDS)
+    )
     findings += judge_facts_vary(instances)
     return findings
