@@ -100,20 +100,17 @@ def test_a_wrong_solution_and_a_guessable_answer_are_found(invoke: Invoke, tmp_p
 
 
 def test_a_check_that_holds_before_the_agent_acts_is_found(invoke: Invoke, tmp_path: Path) -> None:
+    # a pattern that the empty answer of an agent doing nothing matches too
     suite = _suite(
         tmp_path,
-        tools=["get_stock", "adjust_stock"],
         success=[
             {"kind": "output", "name": "says_stock", "number": "{{ s }}"},
-            {"kind": "custom", "name": "always", "function": "gate_checks:always"},
+            {"kind": "output", "name": "anything", "regex": "^"},
         ],
     )
-    (suite / "gate_checks.py").write_text(
-        "def always(ctx):\n    return 1.0 if ctx.final.records else 0.0\n", encoding="utf-8"
-    )
     result = invoke("check-task", suite)
-    assert result.code in (0, 1)  # a custom check true on the initial world is a guard ...
-    assert "['always'] pass on the initial world" not in result.out  # ... and credits nothing
+    assert "an agent that does nothing gets credit" in _finding(result, "noop")
+    assert "noop: progress check(s) ['anything'] pass on the initial world" in result.out
 
 
 def test_a_flawed_agent_that_passes_its_weakness_is_found(invoke: Invoke, tmp_path: Path) -> None:
