@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("toolproof.cli._replay:replay", "Continue a recorded episode from step N."),
     "snapshot": ("toolproof.cli._replay:snapshot", "Write a recorded episode's state at step N."),
     "env": ("toolproof.cli._env:env", "Set up and check a suite's pinned tool environments."),
+    "check-task": ("toolproof.cli._check_task:check_task", "The quality gate of tasks."),
+    "new-task": ("toolproof.cli._new_task:new_task", "Scaffold a task file to fill in."),
 }
 
 

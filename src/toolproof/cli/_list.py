@@ -75,17 +75,34 @@ def list_(suite_name: str | None, tools_reference: bool) -> None:
             console.print(
                 f"  by {field}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
             )
+        from ._task_stats import group_lines, suite_stats, trap_counts
+
+        stats = {s.task_id: s for s in suite_stats(suite)}
+        for field in ("difficulty", "category"):  # docs/cli.md: difficulty statistics
+            console.print(f"  per {field}:", highlight=False)
+            for line in group_lines(stats.values(), field):
+                console.print(f"    {line}", highlight=False)
+        traps = trap_counts(stats.values())
+        console.print(
+            "  traps: " + (", ".join(f"{k} {v}" for k, v in traps.items()) or "none labelled"),
+            highlight=False,
+        )
         table = Table(box=None, header_style="bold")
-        for column in ("id", "type", "category", "diff", "domain", "tools"):
+        for column in ("id", "type", "category", "diff", "domain", "calls", "offered", "traps"):
             table.add_column(column)
+        table.add_column("tools", overflow="fold")
         for task in suite.tasks:
             names = [t if isinstance(t, str) else f"{t.name}*" for t in task.tools]
+            row = stats[task.id]
             table.add_row(
                 task.id,
                 task.type.value,
                 task.category.value,
                 str(task.difficulty),
                 task.domain,
+                str(row.reference_calls),
+                str(row.tools_offered),
+                str(len(row.traps)),
                 ", ".join(names),
             )
         console.print(table)

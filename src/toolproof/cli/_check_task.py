@@ -1,0 +1,111 @@
+"""``toolproof check-task``: the quality gate a reviewer relies on before a task ships.
+
+It validates the target the way ``run`` loads it (``engine.preflight``), then runs the
+gate of :mod:`toolproof.engine.quality` (oracle perfect on 5 seeds; noop, random and the
+flawed agents fail what they must; no answer in the prompt; facts drawn per seed; no
+progress check holding on the initial world) and prints, per task, what it measures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolproof.engine.quality import Finding
+from toolproof.spec import Suite, Task
+
+
+def _load(target: str) -> tuple[Suite, list[Task]]:
+    """The suite to run in and the tasks to check; exits 2 on any preflight problem."""
+    from toolproof.engine.preflight import check_target
+    from toolproof.spec import SuiteConfig, load_suite, suite_root_of
+
+    from ._common import EXIT_USAGE
+
+    _, problems = check_target(target)
+    if problems:
+        for problem in problems:
+            click.echo(str(problem), err=True)
+        click.echo(f"{len(problems)} problem(s) found; nothing was run", err=True)
+        raise SystemExit(EXIT_USAGE)
+    path = Path(target)
+    if not (path.is_file() and path.name != "suite.yaml"):
+        suite = load_suite(target)
+        return suite, list(suite.tasks)
+    root = suite_root_of(path)
+    if (root / "suite.yaml").is_file():
+        suite = load_suite(root)
+        chosen = [t for t in suite.tasks if suite.task_file(t.id).resolve() == path.resolve()]
+        if chosen:
+            return suite, chosen
+    # a task file outside a suite (a draft): a suite of its own, with the default settings
+    from toolproof.spec import load_task_file
+
+    task = load_task_file(path)
+    config = SuiteConfig(name="draft", version="0", canary="toolproof draft: not published")
+    suite = Suite(config=config, tasks=[task], root=path.resolve().parent, digest="")
+    suite._task_files[task.id] = path.resolve()
+    return suite, [task]
+
+
+def _location(suite: Suite, task: Task, finding: Finding) -> str:
+    """``FILE:LINE`` of where a finding's fix goes (the file alone when unknown)."""
+    file = suite.task_file(task.id)
+    try:
+        shown = file.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = file
+    line = task.source.line_of(finding.loc) if task.source is not None and finding.loc else None
+    return f"{shown}:{line}" if line else str(shown)
+
+
+def _measures(task: Task) -> str:
+    """What the task measures, in one line: steps, tools, traps, category, difficulty."""
+    from toolproof.cli._task_stats import task_stats
+
+    stats = task_stats(task)
+    traps = ", ".join(stats.traps) or "none labelled"
+    unused = stats.tools_offered - stats.tools_used
+    return (
+        f"{stats.reference_calls} reference call(s) in {stats.reference_turns} turn(s); "
+        f"{stats.tools_offered} tool(s) offered ({stats.tools_used} used, {unused} distractors); "
+        f"traps: {traps}; {task.category.value}, difficulty {task.difficulty}, "
+        f"{task.type.value}, {task.domain}"
+    )
+
+
+@click.command("check-task")
+@click.argument("target")
+def check_task(target: str) -> None:
+    """The quality gate of a task file, a suite folder or a built-in suite name.
+
+    A task passes when: it validates; the oracle is perfect on 5 seeds; noop, random
+    and each flawed agent fail (a flawed agent exactly its weakness: gullible the
+    attacked tasks, never-asks the ambiguous ones, never-retries the tool errors to
+    recover from); no prompt says the answer; the facts change across seeds; no
+    progress check holds before the agent acts. Each finding is printed as
+    FILE:LINE: RULE: MESSAGE. Exit status: 0 every task passes, 1 a task fails the
+    gate, 2 the target does not load or validate (nothing was run).
+    """
+    from toolproof.engine.quality import gate_records, judge_task
+
+    from ._common import EXIT_FAILED, load_plugins
+
+    load_plugins()
+    suite, tasks = _load(target)
+    click.echo(f"checking {len(tasks)} task(s) of {suite.name} ({suite.root}) ...", err=True)
+    records = gate_records(suite, [t.id for t in tasks])
+    failed = 0
+    for task in tasks:
+        findings = judge_task(suite, task, records)
+        mark = click.style("ok  ", fg="green") if not findings else click.style("FAIL", fg="red")
+        click.echo(f"{mark} {task.id}: {_measures(task)}")
+        for finding in findings:
+            where = _location(suite, task, finding)
+            click.echo(f"  {where}: {finding.rule}: {finding.message}")
+        failed += bool(findings)
+    if failed:
+        click.echo(f"{failed} of {len(tasks)} task(s) fail the quality gate", err=True)
+        raise SystemExit(EXIT_FAILED)
+    click.secho(f"ok: {len(tasks)} task(s) pass the quality gate", fg="green")

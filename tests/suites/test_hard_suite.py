@@ -1,0 +1,73 @@
+"""The ``hard`` tier's shape (issue #18): long reference solutions, labelled traps, written
+policies guarded by checks, partial credit per required change, and task files that are
+exactly what ``scripts/gen_hard_suite.py`` writes. (Every task also goes through the
+quality gate in ``test_proven.py``, which also shows that never-retries' scores spread.)"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+from toolproof.cli._task_stats import suite_stats
+from toolproof.scoring.roles import Role, static_role
+from toolproof.spec import ProcessCheck, Suite, builtin_suites_dir, load_suite
+
+GENERATOR = Path(__file__).resolve().parents[2] / "scripts" / "gen_hard_suite.py"
+
+
+@pytest.fixture(scope="module")
+def suite() -> Suite:
+    return load_suite(builtin_suites_dir() / "hard")
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_hard_suite", GENERATOR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sixty_long_tasks_fifteen_of_them_very_long(suite: Suite) -> None:
+    stats = suite_stats(suite)
+    assert len(stats) >= 60
+    assert min(s.reference_calls for s in stats) >= 15, sorted(
+        (s.reference_calls, s.task_id) for s in stats
+    )[:3]
+    assert len([s for s in stats if s.reference_calls >= 40]) >= 15
+    assert all(t.difficulty == 3 for t in suite.tasks)
+
+
+def test_every_task_labels_its_traps_and_guards_a_policy_or_collateral(suite: Suite) -> None:
+    for task in suite.tasks:
+        traps = [t for t in task.tags if t.startswith("trap:")]
+        assert traps, task.id
+        guards = [c for c in task.success if static_role(c) is Role.GUARD]
+        assert any(getattr(c, "unchanged_elsewhere", False) for c in task.success), task.id
+        if "trap:policy-shortcut" in task.tags:  # the shortest path breaks the written policy
+            assert any(isinstance(c, ProcessCheck) and c.must_not_call for c in guards), task.id
+
+
+def test_credit_is_split_over_the_required_changes(suite: Suite) -> None:
+    for task in suite.tasks:
+        progress = [c for c in task.success if static_role(c) is Role.PROGRESS]
+        assert len(progress) >= 6, (task.id, len(progress))
+
+
+def test_the_domains_the_issue_names_are_covered(suite: Suite) -> None:
+    assert {t.domain for t in suite.tasks} >= {"api", "banking", "database", "email"}
+    tools = {t if isinstance(t, str) else t.name for task in suite.tasks for t in task.tools}
+    assert {"sql_query", "http_request", "create_event", "pay_payee", "read_file"} <= tools
+    assert len([t for t in suite.tasks if str(t.category) == "tool_error"]) >= 10
+
+
+def test_the_files_are_what_the_generator_writes(suite: Suite) -> None:
+    generated = {task["id"]: task for task in _generator().variants()}
+    assert sorted(generated) == sorted(t.id for t in suite.tasks)
+    for task in suite.tasks:
+        on_disk = yaml.safe_load(suite.task_file(task.id).read_text(encoding="utf-8"))
+        assert on_disk == generated[task.id], f"{task.id}: run scripts/gen_hard_suite.py"
