@@ -7,6 +7,7 @@ reads the run directory it recorded: the calls as steps, and the final state sco
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -95,14 +96,72 @@ async def test_stdio_answer_tool_ends_the_episode_while_the_client_is_connected(
     assert not record.score.passed  # it never looked up B nor calculated
 
 
-async def _announced_url(stderr: asyncio.StreamReader, within_s: float = 30.0) -> str:
-    async def scan() -> str:
+async def _ready_line(stderr: asyncio.StreamReader, within_s: float = 30.0) -> dict[str, Any]:
+    """The machine-readable ready line serve-mcp writes on stderr once a client can connect."""
+
+    async def scan() -> dict[str, Any]:
         while line := (await stderr.readline()).decode():
-            if " at http://" in line:
-                return line.rsplit(" at ", 1)[1].strip()
-        raise AssertionError("serve-mcp exited without announcing its URL")
+            if line.startswith("{"):
+                ready: dict[str, Any] = json.loads(line)
+                assert ready["event"] == "ready"
+                return ready
+        raise AssertionError("serve-mcp exited without its ready line")
 
     return await asyncio.wait_for(scan(), within_s)
+
+
+async def _announced_url(stderr: asyncio.StreamReader, within_s: float = 30.0) -> str:
+    ready = await _ready_line(stderr, within_s)
+    assert ready["transport"] == "http"
+    url: str = ready["url"]
+    assert url == f"http://127.0.0.1:{ready['port']}/mcp" and ready["port"] > 0
+    return url
+
+
+async def test_the_ready_line_reports_the_port_0_chose(tmp_path: Path) -> None:
+    args = ["core", "hello-file", "--transport", "http", "--port", "0"]
+    proc = await asyncio.create_subprocess_exec(
+        *CLI, *args, env=environment(), stderr=asyncio.subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    try:
+        ready = await _ready_line(proc.stderr)
+        # A client can connect the moment the line is out: no retry loop.
+        async with (
+            streamable_http_client(ready["url"]) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listed = await session.list_tools()
+        assert ready["tools"] == [t.name for t in listed.tools]
+        assert ready["host"] == "127.0.0.1" and ready["port"] > 0
+        assert await asyncio.wait_for(proc.wait(), 30) == 0  # the client ended its session
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_stdio_writes_its_ready_line_on_stderr_not_stdout() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        *CLI, "core", "hello-file", env=environment(), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
+    try:
+        ready = await _ready_line(proc.stderr)
+        proc.stdin.close()  # the client goes away: the episode ends
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+        assert await proc.stdout.read() == b""  # stdout is the MCP channel: nothing else on it
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert ready == {
+        "event": "ready",
+        "transport": "stdio",
+        "tools": ["create_file", "write_file", "read_file", "list_files"],
+    }
 
 
 async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path) -> None:

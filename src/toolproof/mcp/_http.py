@@ -66,6 +66,7 @@ class HttpEndpoint:
 
     Attributes:
         url: The endpoint URL, e.g. ``http://127.0.0.1:43121/mcp``.
+        port: The port it listens on (the chosen one when asked for port 0).
         session_ended: Set when a client ended its session (the SDK clients send
             a DELETE when they close; clients of the stateless 2026 protocol
             revision have no session and never set it).
@@ -85,6 +86,7 @@ class HttpEndpoint:
         self._startup_timeout_s = startup_timeout_s
         self.session_ended = asyncio.Event()
         self.url = ""
+        self.port = 0
         self._uvicorn: Any = None
         self._task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
@@ -108,7 +110,7 @@ class HttpEndpoint:
             sock.close()
             raise
         self._socket = sock
-        port = sock.getsockname()[1]
+        self.port = port = sock.getsockname()[1]
         shown = f"[{self._host}]" if family == socket.AF_INET6 else self._host
         self.url = f"http://{shown}:{port}{PATH}"
         app = self._server.streamable_http_app(streamable_http_path=PATH, host=self._host)
