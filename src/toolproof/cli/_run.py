@@ -264,6 +264,9 @@ def run(
     if cache is not None:
         fields["agent_options"] = {**fields.get("agent_options", {}), "cache": str(cache.resolve())}
     fields["agent_options"] = provider_options(fields["agent"], fields.get("agent_options", {}))
+    if sandbox is not None and str(fields["agent"]).partition(":")[0] == "cmd":
+        # cmd agents run in the run's sandbox too (their own --agent-arg sandbox wins).
+        fields["agent_options"] = {"sandbox": sandbox, **fields["agent_options"]}
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes

@@ -149,7 +149,7 @@ def build(spec: AgentSpec) -> AgentFactory:
     )
 
     def named(ctx: EpisodeContext) -> Any:
-        built = made(ctx)
+        built = cast(AutoGenAgent, made(ctx))
         built.answer_agent = answer_agent
         return built
 
