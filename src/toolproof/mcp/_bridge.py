@@ -170,11 +170,13 @@ class Bridge:
             server.close()
         self._servers.clear()
         for writer in list(self._writers):
-            writer.transport.abort()
+            writer.transport.abort()  # each relay then sees its ends closed and returns
         tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            _, stuck = await asyncio.wait(tasks, timeout=5)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*stuck, return_exceptions=True)
 
     async def _accept(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, target: tuple[str, int]
@@ -195,6 +197,8 @@ class Bridge:
             )
         except (OSError, asyncio.IncompleteReadError):
             pass  # the endpoint went away or the command hung up: its connection ends
+        except asyncio.CancelledError:
+            pass  # the bridge is closing (the stream machinery must not see a cancelled task)
         finally:
             self._tasks.discard(task)
             for end in (writer, upstream):

@@ -371,7 +371,7 @@ def _check_placement(options: CmdOptions) -> None:
     Raises:
         SpecError: naming the option and the fix.
     """
-    from toolproof.sandbox import get_backend
+    from toolproof.sandbox import get_backend, sandbox_owner
 
     def refuse(field: str, message: str) -> SpecError:
         return SpecError([Problem(None, None, field, message)])
@@ -405,5 +405,14 @@ def _check_placement(options: CmdOptions) -> None:
             )
         if sep and not inside.startswith("/"):
             raise refuse("--agent-arg bind", f"{value!r}: the inside path must be absolute")
+        mode = Path(host).stat().st_mode
+        wanted = 0o005 if stat.S_ISDIR(mode) else 0o004
+        if sandbox_owner() is not None and mode & wanted != wanted:
+            raise refuse(
+                "--agent-arg bind",
+                f"{host!r} is not readable by others (mode {stat.S_IMODE(mode):o}); the "
+                "harness runs as root, so the command runs as an unprivileged user: "
+                f"chmod o+r{'x' if stat.S_ISDIR(mode) else ''} {host}",
+            )
     if options.cwd is not None and not Path(options.cwd).is_absolute():
         raise refuse("--agent-arg cwd", f"{options.cwd!r} must be absolute in a sandbox")
