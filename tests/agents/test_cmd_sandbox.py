@@ -293,7 +293,7 @@ async def test_a_command_over_its_memory_limit_is_an_agent_error() -> None:
 def test_spec_errors_name_the_option_and_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(SpecError, match="bwrap .* or process .*not 'podman'"):
+    with pytest.raises(SpecError, match=r"bwrap .* or process .*not 'podman'"):
         build_agent(parse_agent_spec("cmd:true", {"sandbox": "podman"}))
     with pytest.raises(SpecError, match="'/no/such/agent' must be an existing absolute"):
         build_agent(parse_agent_spec("cmd:true", {"bind": "/no/such/agent"}))

@@ -122,7 +122,7 @@ async def test_a_flood_past_max_bytes_cuts_everything_and_refuses_more(
     async with Bridge(tmp_path, [("URL", f"http://127.0.0.1:{echo}/")], max_bytes=100_000) as b:
         path = str(tmp_path / "b0.sock")
         quiet_reader, quiet = await asyncio.open_unix_connection(path)
-        reader, writer = await asyncio.open_unix_connection(path)
+        _reader, writer = await asyncio.open_unix_connection(path)
         with pytest.raises((ConnectionResetError, BrokenPipeError)):
             for _ in range(100):  # 6.4 MB of garbage
                 writer.write(b"\xff" * 65536)

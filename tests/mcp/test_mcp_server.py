@@ -200,3 +200,22 @@ async def test_calls_after_a_crash_are_refused() -> None:
     assert crashed.is_error and late.is_error
     assert "the harness failed" in text(late)
     assert len(host.calls) == 1
+
+
+async def test_an_oversized_request_body_is_refused_unread() -> None:
+    import httpx
+
+    from toolproof.mcp._http import MAX_BODY
+
+    host = Host()
+    async with HttpEndpoint(build_server(host, ServeState())) as endpoint:
+        async with httpx.AsyncClient() as client:
+            declared = await client.post(
+                endpoint.url,
+                content=b"x" * (MAX_BODY + 1),
+                headers={"content-type": "application/json"},
+            )
+        async with Client(endpoint.url) as sdk:  # the endpoint still serves
+            ok = await sdk.call_tool("lookup", {"key": "a"})
+    assert declared.status_code == 413 and "request body over" in declared.text
+    assert text(ok) == "lookup ok" and host.calls == [("lookup", {"key": "a"})]
