@@ -16,7 +16,7 @@ import shlex
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ pytest.importorskip("mcp", reason="needs pip install 'toolproof[mcp]'")
 from toolproof.agents import build_agent, parse_agent_spec
 from toolproof.agents.adapters.cmd_agent import CmdAgent, CmdOptions
 from toolproof.engine import EpisodeJob, RunConfig, Worker
-from toolproof.results import EpisodeRecord
+from toolproof.results import EpisodeRecord, RunReader
 from toolproof.sandbox import get_backend
 from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.trajectory import Termination, ToolResult, ToolSchema, Usage
@@ -311,3 +311,26 @@ def test_spec_errors_name_the_option_and_the_fix(
     (problem,) = refused.value.problems
     assert problem.field == "--sandbox"
     assert "no userns" in problem.message and "--sandbox process" in problem.message
+
+
+def test_the_runs_sandbox_flag_reaches_cmd_agents(
+    invoke: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`toolproof run --sandbox` decides where cmd agents run; a container backend is refused."""
+    refused = invoke(
+        "run", "core", "--task", "hello-file", "--agent", "cmd:echo hi",
+        "--sandbox", "podman", "--out", tmp_path / "refused",
+    )  # fmt: skip
+    assert refused.code == 2
+    assert "--sandbox" in refused.err and "not 'podman'" in refused.err
+    ran = invoke(
+        "run", "core", "--task", "hello-file", "--agent", "cmd:echo hi",
+        "--sandbox", "process", "--out", tmp_path / "host", "--quiet",
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    assert "NOT isolated" in caplog.text  # the escape hatch says so
+    with RunReader(tmp_path / "host") as reader:
+        config = reader.meta()["config"]
+        (record,) = reader.records()
+    assert config["agent_options"]["sandbox"] == "process"
+    assert record.trajectory.final_answer == "hi"
