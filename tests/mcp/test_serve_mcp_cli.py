@@ -52,7 +52,11 @@ async def test_stdio_client_completes_hello_file(tmp_path: Path) -> None:
         command=CLI[0], args=[*CLI[1:], "core", "hello-file", "--record", str(run_dir)],
         env=environment(),
     )  # fmt: skip
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    errlog = (tmp_path / "stderr").open("w+")
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         listed = await session.list_tools()
         prompt = await session.get_prompt("task")
@@ -65,6 +69,13 @@ async def test_stdio_client_completes_hello_file(tmp_path: Path) -> None:
         "read_file",
         "list_files",
     }
+    errlog.seek(0)
+    ready = [json.loads(line) for line in errlog if line.startswith("{")]
+    errlog.close()
+    # The ready line goes to stderr under stdio (stdout is the protocol's): no url, no port.
+    assert ready == [
+        {"event": "ready", "transport": "stdio", "tools": [t.name for t in listed.tools]}
+    ]
     assert HELLO in str(prompt.messages[0].content)
     assert refused.is_error
     record = recorded(run_dir)
@@ -110,58 +121,11 @@ async def _ready_line(stderr: asyncio.StreamReader, within_s: float = 30.0) -> d
     return await asyncio.wait_for(scan(), within_s)
 
 
-async def _announced_url(stderr: asyncio.StreamReader, within_s: float = 30.0) -> str:
-    ready = await _ready_line(stderr, within_s)
-    assert ready["transport"] == "http"
+def _announced_url(ready: dict[str, Any]) -> str:
+    assert ready["transport"] == "http" and ready["host"] == "127.0.0.1"
     url: str = ready["url"]
     assert url == f"http://127.0.0.1:{ready['port']}/mcp" and ready["port"] > 0
     return url
-
-
-async def test_the_ready_line_reports_the_port_0_chose(tmp_path: Path) -> None:
-    args = ["core", "hello-file", "--transport", "http", "--port", "0"]
-    proc = await asyncio.create_subprocess_exec(
-        *CLI, *args, env=environment(), stderr=asyncio.subprocess.PIPE
-    )
-    assert proc.stderr is not None
-    try:
-        ready = await _ready_line(proc.stderr)
-        # A client can connect the moment the line is out: no retry loop.
-        async with (
-            streamable_http_client(ready["url"]) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            listed = await session.list_tools()
-        assert ready["tools"] == [t.name for t in listed.tools]
-        assert ready["host"] == "127.0.0.1" and ready["port"] > 0
-        assert await asyncio.wait_for(proc.wait(), 30) == 0  # the client ended its session
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-
-
-async def test_stdio_writes_its_ready_line_on_stderr_not_stdout() -> None:
-    proc = await asyncio.create_subprocess_exec(
-        *CLI, "core", "hello-file", env=environment(), stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
-    try:
-        ready = await _ready_line(proc.stderr)
-        proc.stdin.close()  # the client goes away: the episode ends
-        assert await asyncio.wait_for(proc.wait(), 30) == 0
-        assert await proc.stdout.read() == b""  # stdout is the MCP channel: nothing else on it
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert ready == {
-        "event": "ready",
-        "transport": "stdio",
-        "tools": ["create_file", "write_file", "read_file", "list_files"],
-    }
 
 
 async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path) -> None:
@@ -172,12 +136,15 @@ async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path
     )
     assert proc.stderr is not None
     try:
-        url = await _announced_url(proc.stderr)
+        ready = await _ready_line(proc.stderr)
+        url = _announced_url(ready)  # --port 0 (the default): the port it chose
         async with (
             streamable_http_client(url, terminate_on_close=False) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await session.initialize()
+            await session.initialize()  # at once: the line is out once a client can connect
+            listed = [t.name for t in (await session.list_tools()).tools]
+            assert ready["tools"] == listed  # what is served: the task's tools, submit_answer
             for product in ("A", "B"):
                 await session.call_tool("get_stock", {"product_id": product})
             total = await session.call_tool("calculate", {"expression": "15 + 27"})
@@ -206,7 +173,7 @@ async def test_ctrl_c_ends_the_session_and_the_episode_is_still_scored(tmp_path:
     )
     assert proc.stderr is not None
     try:
-        await _announced_url(proc.stderr)
+        _announced_url(await _ready_line(proc.stderr))
         proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(proc.wait(), 30) == 0
     finally:
