@@ -215,12 +215,6 @@ async def test_a_hostile_usage_file_is_ignored(hostile: str) -> None:
 FLOOD = r"""
 import os, socket, threading, time, urllib.parse
 url = urllib.parse.urlsplit(os.environ["TOOLPROOF_MCP_URL"])
-held = []
-for _ in range(300):  # hundreds of connections, held open
-    try:
-        held.append(socket.create_connection((url.hostname, url.port), timeout=2))
-    except OSError:
-        pass
 def garbage():
     while True:
         try:
@@ -228,8 +222,15 @@ def garbage():
                 s.sendall(b"\x00\xff GARBAGE /mcp HTTP/9.9\r\n\r\n" + os.urandom(65536) * 16)
         except OSError:
             time.sleep(0.01)
-for _ in range(4):
+for _ in range(4):  # garbage frames, as fast as it can
     threading.Thread(target=garbage, daemon=True).start()
+time.sleep(1)
+held = []
+for _ in range(300):  # then hundreds of connections, held open
+    try:
+        held.append(socket.create_connection((url.hostname, url.port), timeout=2))
+    except OSError:
+        pass
 time.sleep(3600)  # and it never exits
 """
 

@@ -158,7 +158,7 @@ class HttpEndpoint:
         config = uvicorn.Config(
             _BodyLimit(_SessionWatch(app, self.session_ended), MAX_BODY),
             log_config=None,
-            log_level="warning",
+            log_level="error",  # not a line per garbage request an agent sends
             access_log=False,
             lifespan="on",
             http="h11",
