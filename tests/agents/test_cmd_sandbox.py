@@ -96,6 +96,8 @@ def post(url):
         return exc.code
 attempt("mcp", lambda: post(mcp))
 attempt("gateway", lambda: urllib.request.urlopen(gateway + "/models", timeout=10).read().decode())
+attempt("model_url", lambda: urllib.request.urlopen(
+    os.environ["MODEL_URL"] + "/models", timeout=10).read().decode())
 attempt("host_listener", lambda: tcp("127.0.0.1", int(sys.argv[1])))
 attempt("external", lambda: tcp("93.184.216.34", 80))
 attempt("private_net", lambda: tcp("10.0.0.1", 80))
@@ -104,6 +106,8 @@ attempt("harness_file", lambda: open(sys.argv[2]).read())
 attempt("harness_source", lambda: os.listdir(sys.argv[3]))
 attempt("write_bridge", lambda: open("/run/toolproof/mine", "w").write("x"))
 out["secret"] = os.environ.get("TOOLPROOF_TEST_SECRET")
+out["key"] = os.environ.get("OPENAI_API_KEY")
+out["model_url_value"] = os.environ.get("MODEL_URL")
 out["uid"] = os.getuid()
 print(json.dumps(out))
 """
@@ -171,7 +175,11 @@ async def test_only_the_bridged_endpoints_are_reachable(
     args = [str(host_listener), str(secret_file), str(ROOT / "src")]
     command = f"{SANDBOX_PYTHON} /opt/probe/probe.py {shlex.join(args)}"
     options = CmdOptions(bind=[f"{tmp_path}:/opt/probe"])
-    agent = CmdAgent(command, options, endpoints=[("MODEL_BASE_URL", gateway)])
+    extra = {
+        "OPENAI_API_KEY": "placeholder",
+        "MODEL_URL": gateway.replace("127.0.0.1", "localhost"),
+    }
+    agent = CmdAgent(command, options, endpoints=[("MODEL_BASE_URL", gateway)], env=extra)
     seen = json.loads(await agent.run(FakeSession()))
     assert seen["mcp"] == ["ok", "400"]  # the tool endpoint answers (over the bridge)
     assert seen["gateway"] == ["ok", '{"data": [{"id": "scripted"}]}']  # a bridged endpoint
@@ -180,6 +188,10 @@ async def test_only_the_bridged_endpoints_are_reachable(
     for hidden in ("harness_file", "harness_source", "write_bridge"):
         assert seen[hidden][0] == "refused", (hidden, seen[hidden])
     assert seen["secret"] is None  # the harness's environment stays out
+    # Handed variables: an endpoint among them is bridged too, the rest passed as they are.
+    assert seen["key"] == "placeholder"
+    assert seen["model_url"] == ["ok", '{"data": [{"id": "scripted"}]}']
+    assert seen["model_url_value"] == gateway  # localhost is served at 127.0.0.1 inside
     assert seen["uid"] == 1000
 
 

@@ -77,6 +77,27 @@ def parse_binds(values: Sequence[str], cwd: str | None) -> dict[str, str]:
     return binds
 
 
+def bridged(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """Split a command's extra variables: loopback endpoints (bridged in) and the rest.
+
+    A value that is an ``http://`` URL on loopback with a port (``TOOLPROOF_MCP_URL``, a
+    model gateway's ``OPENAI_BASE_URL``) becomes a route of the bridge; anything else (a
+    placeholder API key, a model name) is passed to the command as it is.
+    """
+    from toolproof.mcp._bridge import BridgeError, parse_route
+
+    routes: list[tuple[str, str]] = []
+    plain: dict[str, str] = {}
+    for variable, value in env.items():
+        try:
+            parse_route(variable, value)
+        except BridgeError:
+            plain[variable] = value
+        else:
+            routes.append((variable, value))
+    return routes, plain
+
+
 def run_in_thread(fn: Callable[[], T]) -> asyncio.Future[T]:
     """``fn()`` on a thread of its own (not the loop's small default pool), as a future."""
     loop = asyncio.get_running_loop()

@@ -43,7 +43,7 @@ import os
 import signal
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import Usage
 
 from ..base import AgentFactory, AgentInfraError, AgentSpec, EpisodeContext, ToolSession, agent
+from ._cmd_sandbox import bridged
 from ._options import parse_options
 from ._tools_bridge import require_extra
 
@@ -177,6 +178,8 @@ class CmdAgent:
         endpoints: More ``(VARIABLE, URL)`` loopback endpoints the command may reach (a
             model gateway's base URLs); in a sandbox each is bridged in, on the host the
             variable simply holds the URL.
+        env: More variables for the command (e.g. a placeholder API key). A value that is
+            an ``http://`` URL on loopback with a port is bridged like an endpoint.
         timeout_s: The command's time limit when ``options.timeout`` is unset.
     """
 
@@ -186,10 +189,12 @@ class CmdAgent:
         options: CmdOptions,
         endpoints: Sequence[tuple[str, str]] = (),
         timeout_s: float = 600.0,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.command = command
         self.options = options
         self.endpoints = list(endpoints)
+        self.env = dict(env or {})
         self.timeout_s = options.timeout or timeout_s
 
     async def run(self, session: ToolSession) -> str:
@@ -199,11 +204,13 @@ class CmdAgent:
         state = ServeState()
         server = build_server(session, state)
         async with HttpEndpoint(server) as endpoint:
-            routes = [("TOOLPROOF_MCP_URL", endpoint.url), *self.endpoints]
+            # Everything the command is handed beyond the task; endpoints among it are bridged.
+            extra = {**self.env, **dict(self.endpoints), "TOOLPROOF_MCP_URL": endpoint.url}
             if self.options.sandbox == "process":
-                stdout, stderr, status, usage = await self._on_host(session, routes)
+                stdout, stderr, status, usage = await self._on_host(session, extra)
             else:
-                stdout, stderr, status, usage = await self._sandboxed(session, routes)
+                routes, plain = bridged(extra)
+                stdout, stderr, status, usage = await self._sandboxed(session, routes, plain)
         if usage is not None:
             session.record_usage(usage)
         if state.crash is not None:
@@ -214,7 +221,7 @@ class CmdAgent:
         return stdout.decode("utf-8", "replace").strip()
 
     async def _on_host(
-        self, session: ToolSession, routes: list[tuple[str, str]]
+        self, session: ToolSession, extra: Mapping[str, str]
     ) -> tuple[bytes, bytes, int, Usage | None]:
         """``--sandbox process``: the command on the host, as this user (NOT isolated)."""
         with tempfile.TemporaryDirectory(prefix="toolproof-cmd-") as tmp:
@@ -224,7 +231,7 @@ class CmdAgent:
             usage_file = files / "usage.json"
             env = {
                 **os.environ,
-                **dict(routes),
+                **extra,
                 "TOOLPROOF_PROMPT": session.prompt,
                 "TOOLPROOF_PROMPT_FILE": str(files / "prompt.txt"),
                 "TOOLPROOF_SYSTEM_PROMPT_FILE": str(files / "system_prompt.txt"),
@@ -234,7 +241,7 @@ class CmdAgent:
             return stdout, stderr, status, _read_usage(usage_file)
 
     async def _sandboxed(
-        self, session: ToolSession, routes: list[tuple[str, str]]
+        self, session: ToolSession, routes: list[tuple[str, str]], plain: Mapping[str, str]
     ) -> tuple[bytes, bytes, int, Usage | None]:
         """The command in a fresh bwrap sandbox, bridged to ``routes`` only."""
         from toolproof.mcp._bridge import Bridge
@@ -256,6 +263,7 @@ class CmdAgent:
             raise AgentInfraError(f"could not set up the command's sandbox: {exc}") from exc
         try:
             env = {
+                **plain,
                 "TOOLPROOF_PROMPT": session.prompt,
                 "TOOLPROOF_PROMPT_FILE": box.write("prompt.txt", session.prompt),
                 "TOOLPROOF_SYSTEM_PROMPT_FILE": box.write(
