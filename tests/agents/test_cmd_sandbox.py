@@ -347,3 +347,11 @@ def test_the_runs_sandbox_flag_reaches_cmd_agents(
         (record,) = reader.records()
     assert config["agent_options"]["sandbox"] == "process"
     assert record.trajectory.final_answer == "hi"
+
+
+async def test_prompt_on_stdin_and_a_failing_command_in_the_sandbox() -> None:
+    record = await run_task("cmd:cat", {"prompt_stdin": True})
+    assert record.trajectory.final_answer == (record.trajectory.prompt[1].content or "").strip()
+    failed = await run_task("cmd:echo half an answer; echo it broke >&2; exit 3", {})
+    assert failed.trajectory.termination is Termination.AGENT_ERROR
+    assert "exited with status 3: it broke" in (failed.trajectory.error or "")

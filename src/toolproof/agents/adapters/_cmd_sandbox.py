@@ -177,6 +177,8 @@ class SandboxedCommand:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
             self.box.close()  # kills the command; its thread then returns
+            # Whatever it returns or raises then is nobody's: mark it seen, not "never retrieved".
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())
             raise
 
     def usage_path(self) -> Path:
