@@ -124,3 +124,51 @@ async def test_a_cached_rerun_makes_no_model_call_and_scores_the_same(tmp_path: 
     assert again.score.passed and first.score.passed
     assert again.trajectory.final_answer == first.trajectory.final_answer
     assert again.trajectory.usage() == first.trajectory.usage()
+
+
+TEAM = "autogen:autogen_team:make_team"
+TEAM_SCRIPT = [
+    ScriptedReply("Products A and B have 42 units in stock together."),  # the solver
+    ScriptedReply("Looks right. TERMINATE"),  # the reviewer: the team's last message
+]
+
+
+@pytest.fixture
+def _team_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+
+
+@pytest.mark.usefixtures("_team_importable")
+@pytest.mark.parametrize(
+    ("answer_agent", "answer"),
+    [
+        (None, "Looks right. TERMINATE"),  # the default: the last message
+        ("solver", "Products A and B have 42 units in stock together."),
+    ],
+)
+async def test_a_team_can_name_the_agent_whose_message_is_the_answer(
+    answer_agent: str | None, answer: str
+) -> None:
+    with ModelServer(sequence_policy(TEAM_SCRIPT, per_conversation=False)) as server:
+        chosen = {} if answer_agent is None else {"answer_agent": answer_agent}
+        # make_team takes no answer_agent: it must not be handed to the factory.
+        record = await run_task(TEAM, {**options(server), **chosen})
+    assert record.trajectory.termination is Termination.COMPLETED, record.trajectory.error
+    assert record.trajectory.final_answer == answer
+
+
+@pytest.mark.usefixtures("_team_importable")
+async def test_an_answer_agent_that_never_spoke_is_an_agent_error_naming_who_did() -> None:
+    with ModelServer(sequence_policy(TEAM_SCRIPT, per_conversation=False)) as server:
+        record = await run_task(TEAM, {**options(server), "answer_agent": "writer"})
+    trajectory = record.trajectory
+    assert trajectory.termination is Termination.AGENT_ERROR
+    assert trajectory.error is not None
+    assert "no message from answer_agent 'writer'" in trajectory.error
+    assert "reviewer, solver" in trajectory.error
+
+
+@pytest.mark.parametrize("bad", ["", 3])
+def test_a_bad_answer_agent_is_refused_at_build(bad: object) -> None:
+    with pytest.raises(SpecError, match="--agent-arg answer_agent"):
+        build_agent(parse_agent_spec(AGENT, {"answer_agent": bad}))

@@ -1,4 +1,8 @@
-"""``cmd:COMMAND``: command-line agents get the task and an MCP endpoint; stdout is the answer."""
+"""``cmd:COMMAND``: command-line agents get the task and an MCP endpoint; stdout is the answer.
+
+These run the command on the host (``sandbox=process``, the escape hatch), where the test can
+see its processes and files; ``test_cmd_sandbox.py`` runs commands in bwrap, the default.
+"""
 
 from __future__ import annotations
 
@@ -35,8 +39,12 @@ def core() -> Suite:
     return load_suite(str(resolve_suite_path("core")))
 
 
+HOST = {"sandbox": "process"}
+
+
 async def run_task(agent: str, options: dict[str, Any], task: str = "hello-file") -> EpisodeRecord:
-    """Run one episode of a core task, as `toolproof run` would."""
+    """Run one episode of a core task on the host, as `toolproof run --sandbox process` would."""
+    options = {**HOST, **options}
     config = RunConfig(suite=str(core().root), agent=agent, agent_options=options, tasks=[task])
     return await Worker(config, None, core()).run(EpisodeJob(task, 0))
 
@@ -157,7 +165,7 @@ class FakeSession:
 async def test_cancelling_the_episode_stops_the_command(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     command = f"echo $$ > {shlex.quote(str(pidfile))}; exec sleep 60"
-    agent = CmdAgent(command, CmdOptions(kill_grace_s=0.5))
+    agent = CmdAgent(command, CmdOptions(kill_grace_s=0.5, sandbox="process"))
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(agent.run(FakeSession()), 1.0)
     assert _wait_gone(int(pidfile.read_text()))
@@ -165,7 +173,7 @@ async def test_cancelling_the_episode_stops_the_command(tmp_path: Path) -> None:
 
 async def test_the_episode_ends_when_the_command_exits_and_strays_are_stopped() -> None:
     started = time.monotonic()
-    answer = await CmdAgent("sleep 60 & echo $!", CmdOptions()).run(FakeSession())
+    answer = await CmdAgent("sleep 60 & echo $!", CmdOptions(sandbox="process")).run(FakeSession())
     assert time.monotonic() - started < 30  # not held up by the stray, which keeps stdout open
     assert _wait_gone(int(answer))
 
@@ -173,8 +181,8 @@ async def test_the_episode_ends_when_the_command_exits_and_strays_are_stopped() 
 def test_spec_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SpecError, match="need a command"):
         build_agent(parse_agent_spec("cmd"))
-    with pytest.raises(SpecError, match="no option 'sandbox'"):
-        build_agent(parse_agent_spec("cmd:true", {"sandbox": "bwrap"}))
+    with pytest.raises(SpecError, match="no option 'sandboxed'"):
+        build_agent(parse_agent_spec("cmd:true", {"sandboxed": True}))
     with pytest.raises(SpecError, match="is not a directory"):
         build_agent(parse_agent_spec("cmd:true", {"cwd": "/no/such/dir"}))
     monkeypatch.setattr(_tools_bridge.importlib.util, "find_spec", lambda name: None)
@@ -255,3 +263,8 @@ async def test_an_anthropic_sdk_command_is_recorded_and_priced(tmp_path: Path) -
     assert usage.cost_usd == pytest.approx((60 * 1.0 + 4 * 5.0) / 1e6)  # claude-haiku-4-5
     (call,) = record.trajectory.steps[-1].annotations["model_calls"]
     assert (call["api"], call["model"]) == ("anthropic", "claude-haiku-4-5")
+
+
+def test_the_process_escape_hatch_warns_loudly(caplog: pytest.LogCaptureFixture) -> None:
+    build_agent(parse_agent_spec("cmd:true", HOST))
+    assert "NOT isolated" in caplog.text and "--sandbox process" in caplog.text

@@ -79,11 +79,14 @@ async def test_calls_reach_the_host_and_errors_stay_errors() -> None:
     async with Client(build_server(host, ServeState())) as client:
         ok = await client.call_tool("lookup", {"key": "a"})
         bad = await client.call_tool("lookup", {"key": "missing"})
-        odd = await client.call_tool("nonexistent", {"x": 1})
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("nonexistent", {"x": 1})
     assert (text(ok), ok.is_error) == ("lookup ok", False)
     assert (text(bad), bad.is_error) == ("error: no such key", True)
-    assert text(odd) == "nonexistent ok"  # unknown tools are the gateway's to refuse
-    assert host.calls == [
+    # The MCP spec: an unknown tool is a JSON-RPC error (-32602), not an isError result.
+    assert unknown.value.code == -32602
+    assert "Unknown tool: 'nonexistent'; tools: lookup, store" in unknown.value.message
+    assert host.calls == [  # still recorded by the gateway: it counts as a bad call
         ("lookup", {"key": "a"}),
         ("lookup", {"key": "missing"}),
         ("nonexistent", {"x": 1}),
@@ -146,3 +149,73 @@ async def test_streamable_http_with_the_sdk_client_session() -> None:
     assert [tool.name for tool in listed.tools] == ["lookup", "store"]
     assert text(result) == "store ok" and text(again) == "lookup ok"
     assert host.calls == [("store", {"value": 3}), ("lookup", {"key": "b"})]
+
+
+async def test_calls_after_the_answer_are_refused_and_never_run() -> None:
+    state = ServeState()
+    host = Host()
+    async with Client(build_server(host, state, answer_tool=True)) as client:
+        await client.call_tool("lookup", {"key": "a"})
+        await client.call_tool(ANSWER_TOOL, {"answer": "42"})
+        late = await client.call_tool("store", {"value": 1})
+        again = await client.call_tool(ANSWER_TOOL, {"answer": "changed my mind"})
+    assert late.is_error and "the episode is over (an answer was handed in)" in text(late)
+    assert again.is_error
+    assert state.answer == "42"  # the first answer stands
+    assert host.calls == [("lookup", {"key": "a"})]  # the late call never reached the gateway
+
+
+async def test_a_call_waiting_behind_the_answer_is_refused() -> None:
+    """Concurrent requests: a call queued while the answer is handed in does not run after it."""
+    state = ServeState()
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    class SlowHost(Host):
+        async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+            if name == "lookup":
+                entered.set()
+                await release.wait()
+            return await super().call_tool(name, arguments)
+
+    host = SlowHost()
+    async with Client(build_server(host, state, answer_tool=True)) as client:
+        slow = asyncio.ensure_future(client.call_tool("lookup", {"key": "a"}))
+        await asyncio.wait_for(entered.wait(), 30)
+        answer = asyncio.ensure_future(client.call_tool(ANSWER_TOOL, {"answer": "42"}))
+        late = asyncio.ensure_future(client.call_tool("store", {"value": 1}))
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.gather(slow, answer, late)
+    assert not results[0].is_error and not results[1].is_error
+    assert results[2].is_error  # queued behind the answer: refused
+    assert [name for name, _ in host.calls] == ["lookup"]
+
+
+async def test_calls_after_a_crash_are_refused() -> None:
+    state = ServeState()
+    host = Host()
+    async with Client(build_server(host, state)) as client:
+        crashed = await client.call_tool("lookup", {"key": "explode"})
+        late = await client.call_tool("lookup", {"key": "a"})
+    assert crashed.is_error and late.is_error
+    assert "the harness failed" in text(late)
+    assert len(host.calls) == 1
+
+
+async def test_an_oversized_request_body_is_refused_unread() -> None:
+    import httpx
+
+    from toolproof.mcp._http import MAX_BODY
+
+    host = Host()
+    async with HttpEndpoint(build_server(host, ServeState())) as endpoint:
+        async with httpx.AsyncClient() as client:
+            declared = await client.post(
+                endpoint.url,
+                content=b"x" * (MAX_BODY + 1),
+                headers={"content-type": "application/json"},
+            )
+        async with Client(endpoint.url) as sdk:  # the endpoint still serves
+            ok = await sdk.call_tool("lookup", {"key": "a"})
+    assert declared.status_code == 413 and "request body over" in declared.text
+    assert text(ok) == "lookup ok" and host.calls == [("lookup", {"key": "a"})]

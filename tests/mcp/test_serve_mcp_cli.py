@@ -7,6 +7,7 @@ reads the run directory it recorded: the calls as steps, and the final state sco
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -51,7 +52,11 @@ async def test_stdio_client_completes_hello_file(tmp_path: Path) -> None:
         command=CLI[0], args=[*CLI[1:], "core", "hello-file", "--record", str(run_dir)],
         env=environment(),
     )  # fmt: skip
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    errlog = (tmp_path / "stderr").open("w+")
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         listed = await session.list_tools()
         prompt = await session.get_prompt("task")
@@ -64,6 +69,13 @@ async def test_stdio_client_completes_hello_file(tmp_path: Path) -> None:
         "read_file",
         "list_files",
     }
+    errlog.seek(0)
+    ready = [json.loads(line) for line in errlog if line.startswith("{")]
+    errlog.close()
+    # The ready line goes to stderr under stdio (stdout is the protocol's): no url, no port.
+    assert ready == [
+        {"event": "ready", "transport": "stdio", "tools": [t.name for t in listed.tools]}
+    ]
     assert HELLO in str(prompt.messages[0].content)
     assert refused.is_error
     record = recorded(run_dir)
@@ -95,14 +107,25 @@ async def test_stdio_answer_tool_ends_the_episode_while_the_client_is_connected(
     assert not record.score.passed  # it never looked up B nor calculated
 
 
-async def _announced_url(stderr: asyncio.StreamReader, within_s: float = 30.0) -> str:
-    async def scan() -> str:
+async def _ready_line(stderr: asyncio.StreamReader, within_s: float = 30.0) -> dict[str, Any]:
+    """The machine-readable ready line serve-mcp writes on stderr once a client can connect."""
+
+    async def scan() -> dict[str, Any]:
         while line := (await stderr.readline()).decode():
-            if " at http://" in line:
-                return line.rsplit(" at ", 1)[1].strip()
-        raise AssertionError("serve-mcp exited without announcing its URL")
+            if line.startswith("{"):
+                ready: dict[str, Any] = json.loads(line)
+                assert ready["event"] == "ready"
+                return ready
+        raise AssertionError("serve-mcp exited without its ready line")
 
     return await asyncio.wait_for(scan(), within_s)
+
+
+def _announced_url(ready: dict[str, Any]) -> str:
+    assert ready["transport"] == "http" and ready["host"] == "127.0.0.1"
+    url: str = ready["url"]
+    assert url == f"http://127.0.0.1:{ready['port']}/mcp" and ready["port"] > 0
+    return url
 
 
 async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path) -> None:
@@ -113,12 +136,15 @@ async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path
     )
     assert proc.stderr is not None
     try:
-        url = await _announced_url(proc.stderr)
+        ready = await _ready_line(proc.stderr)
+        url = _announced_url(ready)  # --port 0 (the default): the port it chose
         async with (
             streamable_http_client(url, terminate_on_close=False) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await session.initialize()
+            await session.initialize()  # at once: the line is out once a client can connect
+            listed = [t.name for t in (await session.list_tools()).tools]
+            assert ready["tools"] == listed  # what is served: the task's tools, submit_answer
             for product in ("A", "B"):
                 await session.call_tool("get_stock", {"product_id": product})
             total = await session.call_tool("calculate", {"expression": "15 + 27"})
@@ -147,7 +173,7 @@ async def test_ctrl_c_ends_the_session_and_the_episode_is_still_scored(tmp_path:
     )
     assert proc.stderr is not None
     try:
-        await _announced_url(proc.stderr)
+        _announced_url(await _ready_line(proc.stderr))
         proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(proc.wait(), 30) == 0
     finally:

@@ -281,8 +281,11 @@ def run(
     fields["agent_options"] = gateway_options(
         fields["agent"],
         fields.get("model"),
-        provider_options(fields["agent"], fields["agent_options"]),
+        provider_options(fields["agent"], fields.get("agent_options", {})),
     )
+    if sandbox is not None and str(fields["agent"]).partition(":")[0] == "cmd":
+        # cmd agents run in the run's sandbox too (their own --agent-arg sandbox wins).
+        fields["agent_options"] = {"sandbox": sandbox, **fields["agent_options"]}
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes

@@ -39,7 +39,7 @@ from ._common import load_plugins
     type=click.IntRange(0, 65535),
     default=0,
     show_default=True,
-    help="HTTP port; 0 picks a free one (the URL is printed on stderr).",
+    help="HTTP port; 0 picks a free one (the ready line on stderr reports it).",
 )
 @click.option(
     "--record",
@@ -73,7 +73,9 @@ def serve_mcp(
     """Serve the tools of TASK_ID of SUITE over MCP; score the episode when the client is done.
 
     Every call goes through toolproof's gateway (argument validation, the task's
-    faults) and is recorded. The session ends when the client disconnects
+    faults) and is recorded. Once a client can connect, one JSON line goes to stderr:
+    {"event": "ready", "transport": ..., "url": ..., "port": ..., "tools": [...]}
+    (url, host and port with --transport http). The session ends when the client disconnects
     (stdio: closes stdin; HTTP: ends its session), calls submit_answer, or on
     Ctrl-C; then the final state is scored like any other episode and, with
     --record, stored in a run directory (toolproof show RUN_DIR).
@@ -94,7 +96,11 @@ def serve_mcp(
         raise SpecError(
             [Problem(None, None, "TASK_ID", f"no task {task_id!r}; tasks: {', '.join(ids)}")]
         )
-    options: dict[str, Any] = {"answer_tool": answer_tool, "stop_on_signal": True}
+    options: dict[str, Any] = {
+        "answer_tool": answer_tool,
+        "stop_on_signal": True,
+        "ready_line": True,
+    }
     if transport == "http":
         options.update(host=host, port=port)
     config = RunConfig(

@@ -49,6 +49,47 @@ class _SessionWatch:
         await self.app(scope, receive, watch)
 
 
+MAX_BODY = 16 * 1024 * 1024
+"""The largest request body read (a JSON-RPC message); larger ones get 413 unread."""
+
+
+class _BodyLimit:
+    """ASGI middleware that keeps a client from handing the server a body of any size.
+
+    The SDK reads a request's whole body into memory, on the episode's loop: an agent
+    sending gigabytes would stall every episode of the process. A declared length over
+    the limit gets 413 at once; a chunked body is cut off (as a disconnect) past it.
+    """
+
+    def __init__(self, app: _App, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
+                body = f"request body over {self.limit} bytes\n".encode()
+                headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+                await send({"type": "http.response.start", "status": 413, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        seen = 0
+
+        async def limited() -> _Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    return {"type": "http.disconnect"}
+            return message
+
+        await self.app(scope, limited, send)
+
+
 class HttpEndpoint:
     """Serves an MCP server over streamable HTTP while the ``async with`` block runs.
 
@@ -66,6 +107,7 @@ class HttpEndpoint:
 
     Attributes:
         url: The endpoint URL, e.g. ``http://127.0.0.1:43121/mcp``.
+        port: The port it listens on (the chosen one when asked for port 0).
         session_ended: Set when a client ended its session (the SDK clients send
             a DELETE when they close; clients of the stateless 2026 protocol
             revision have no session and never set it).
@@ -85,6 +127,7 @@ class HttpEndpoint:
         self._startup_timeout_s = startup_timeout_s
         self.session_ended = asyncio.Event()
         self.url = ""
+        self.port = 0
         self._uvicorn: Any = None
         self._task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
@@ -108,14 +151,14 @@ class HttpEndpoint:
             sock.close()
             raise
         self._socket = sock
-        port = sock.getsockname()[1]
+        self.port = port = sock.getsockname()[1]
         shown = f"[{self._host}]" if family == socket.AF_INET6 else self._host
         self.url = f"http://{shown}:{port}{PATH}"
         app = self._server.streamable_http_app(streamable_http_path=PATH, host=self._host)
         config = uvicorn.Config(
-            _SessionWatch(app, self.session_ended),
+            _BodyLimit(_SessionWatch(app, self.session_ended), MAX_BODY),
             log_config=None,
-            log_level="warning",
+            log_level="error",  # not a line per garbage request an agent sends
             access_log=False,
             lifespan="on",
             http="h11",

@@ -10,12 +10,20 @@ client is done:
 * either: the client calls ``submit_answer`` (when offered), a tool call
   crashed the harness, the host is asked to stop (SIGINT/SIGTERM when
   ``stop_on_signal``), or the episode's time limit passes (the engine cancels it).
+
+With ``ready`` set it writes one JSON line once a client can connect (the HTTP
+server is listening, or stdio is being read), for scripts and supervisors that
+start the server and must know when and where to connect::
+
+    {"event": "ready", "transport": "http", "url": "http://127.0.0.1:43121/mcp",
+     "host": "127.0.0.1", "port": 43121, "tools": ["read_file", ...]}
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 from collections.abc import Awaitable, Iterator
 from typing import Literal, TextIO
@@ -76,6 +84,7 @@ class McpServeAgent:
         answer_tool: Offer ``submit_answer``, the client's way to give a final answer.
         stop_on_signal: SIGINT/SIGTERM end the session (and the episode is scored).
         announce: Where to tell a person what is served and where (None: nowhere).
+        ready: Where to write the one JSON ready line (None: nowhere); see the module.
     """
 
     def __init__(
@@ -87,6 +96,7 @@ class McpServeAgent:
         answer_tool: bool = False,
         stop_on_signal: bool = False,
         announce: TextIO | None = None,
+        ready: TextIO | None = None,
     ) -> None:
         self.transport = transport
         self.host = host
@@ -94,10 +104,20 @@ class McpServeAgent:
         self.answer_tool = answer_tool
         self.stop_on_signal = stop_on_signal
         self.announce = announce
+        self.ready = ready
 
     def _say(self, text: str) -> None:
         if self.announce is not None:
             print(text, file=self.announce, flush=True)
+
+    def _ready(self, names: list[str], url: str | None = None, port: int | None = None) -> None:
+        if self.ready is None:
+            return
+        line: dict[str, object] = {"event": "ready", "transport": self.transport}
+        if url is not None:
+            line.update(url=url, host=self.host, port=port)
+        line["tools"] = names
+        print(json.dumps(line), file=self.ready, flush=True)
 
     async def run(self, session: ToolHost) -> str:
         """Serve until the client is done; return the answer it handed in (or "")."""
@@ -111,14 +131,17 @@ class McpServeAgent:
             instructions=f"{task_text(session)}\n\n(The task is also the MCP prompt "
             f"{TASK_PROMPT!r}.){hint}",
         )
-        names = ", ".join(t.name for t in session.tools)
+        tools = [t.name for t in session.tools] + ([ANSWER_TOOL] if self.answer_tool else [])
+        names = ", ".join(tools)
         with _signals_set(stop, self.stop_on_signal):
             if self.transport == "stdio":
                 self._say(f"toolproof: serving tools [{names}] over MCP on stdio")
+                self._ready(tools)
                 await _first(serve_stdio(server), _lingering(state.done), stop.wait())
             else:
                 async with HttpEndpoint(server, host=self.host, port=self.port) as endpoint:
                     self._say(f"toolproof: serving tools [{names}] over MCP at {endpoint.url}")
+                    self._ready(tools, endpoint.url, endpoint.port)  # it listens already
                     await _first(endpoint.session_ended.wait(), _lingering(state.done), stop.wait())
         if state.crash is not None:
             raise state.crash

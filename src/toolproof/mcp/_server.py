@@ -6,6 +6,12 @@ arguments, applies faults and policies, and the call is recorded as a step.
 The server adds nothing the task did not declare, except, when asked, a
 ``submit_answer`` tool through which an outside client hands in its final
 answer (an MCP client has no other way to say "I am done, and this is my answer").
+
+Once an answer is handed in (or a call crashed the harness) the episode is over:
+later calls are refused with an error result and never reach the gateway, so
+they are neither executed nor scored. A call of a tool the server does not offer
+is recorded by the gateway (it counts as a bad call) and answered with the MCP
+spec's JSON-RPC error (``-32602``), not an ``isError`` result.
 """
 
 from __future__ import annotations
@@ -134,6 +140,9 @@ def build_server(
             )
         )
 
+    offered_names = {tool.name for tool in offered}
+    one_at_a_time = asyncio.Lock()
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
@@ -142,17 +151,34 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
+        # One call at a time, checked inside: a call that waited behind submit_answer is
+        # refused, never run after the episode's end.
+        async with one_at_a_time:
+            return await serve_call(params)
+
+    async def serve_call(params: CallToolRequestParams) -> CallToolResult:
+        if state.done.is_set():  # answered or crashed: nothing more runs or is scored
+            why = "an answer was handed in" if state.crash is None else "the harness failed"
+            return _text(f"error: the episode is over ({why}); no more tool calls", error=True)
         arguments = dict(params.arguments or {})
         if answer_tool and params.name == ANSWER_TOOL:
             state.answer = str(arguments.get("answer", ""))
             state.done.set()
             return _text("Answer recorded; the episode is over.", error=False)
         try:
+            # An unknown name goes to the gateway too, so the bad call is recorded and counted.
             result = await host.call_tool(params.name, arguments)
         except Exception as exc:  # a harness failure: end the episode, tell the client
             state.crash = exc
             state.done.set()
             return _text(f"error: the harness failed: {exc}", error=True)
+        if params.name not in offered_names:  # the MCP spec: a JSON-RPC error, not isError
+            from mcp.shared.exceptions import MCPError
+
+            known = ", ".join(sorted(offered_names))
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"Unknown tool: {params.name[:100]!r}; tools: {known}"
+            )
         return _text(result.content, error=result.is_error)
 
     async def list_prompts(

@@ -15,16 +15,21 @@ closes its model client (``await model_client.close()``) when the episode ends.
 
 The agent (an ``AssistantAgent``, or any agent or team with ``run_stream``) is
 run with ``run_stream(task=prompt)``; the answer is the text of the last chat
-message not sent by the user. Token usage and cost are recorded by the model gateway.
+message not sent by the user, or, with ``--agent-arg answer_agent=NAME``, of the
+last message that agent sent (a team's reviewer often has the last word,
+``TERMINATE``). ``answer_agent`` is toolproof's and is not passed to the factory.
+Token usage and cost are recorded by the model gateway.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, cast
 
+from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import ToolSchema
 
-from ..base import AgentFactory, AgentSpec, ToolSession, agent
+from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
 from ..builtin._own_thread import own_thread_factory
 from ._tools_bridge import (
     FrameworkAgent,
@@ -78,6 +83,8 @@ class AutoGenAgent(FrameworkAgent):
     """Runs a user's AutoGen agent or team on one episode."""
 
     kind: ClassVar[str] = "autogen"
+    answer_agent: str | None = None
+    """The agent (``source``) whose last message is the answer; None: the last message's."""
 
     def make_tools(self, session: ToolSession) -> list[Any]:
         """The task's tools as AutoGen tools."""
@@ -100,19 +107,46 @@ class AutoGenAgent(FrameworkAgent):
                 continue
         if result is None:
             raise RuntimeError(f"{self.label}: run_stream() ended without a TaskResult")
-        for message in reversed(result.messages):
-            if isinstance(message, BaseChatMessage) and message.source != "user":
+        chat = [m for m in result.messages if isinstance(m, BaseChatMessage)]
+        wanted = self.answer_agent
+        for message in reversed(chat):
+            if message.source != "user" and wanted in (None, message.source):
                 return _text(message)
+        if wanted is not None:
+            seen = ", ".join(sorted({m.source for m in chat if m.source != "user"})) or "none"
+            raise RuntimeError(
+                f"{self.label}: no message from answer_agent {wanted!r}; agents that spoke: "
+                f"{seen} (check --agent-arg answer_agent against the agents' names)"
+            )
         return ""
 
 
 @agent("autogen")
 def build(spec: AgentSpec) -> AgentFactory:
     """``autogen:module:factory``; needs ``pip install 'toolproof[autogen]'``."""
+    answer_agent = spec.options.get("answer_agent")
+    if answer_agent is not None and (not isinstance(answer_agent, str) or not answer_agent):
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "--agent-arg answer_agent",
+                    f"must be the name of an agent of the team, got {answer_agent!r}",
+                )
+            ]
+        )
+    rest = {k: v for k, v in spec.options.items() if k != "answer_agent"}  # not the factory's
     made = build_framework(
-        spec,
+        dataclasses.replace(spec, options=rest),
         AutoGenAgent,
         modules=("autogen_agentchat", "autogen_core"),
         extra="autogen",
     )
-    return own_thread_factory(made, spec.label)  # its code cannot block the harness
+
+    def named(ctx: EpisodeContext) -> Any:
+        built = cast(AutoGenAgent, made(ctx))
+        built.answer_agent = answer_agent
+        return built
+
+    return own_thread_factory(named, spec.label)  # its code cannot block the harness

@@ -1,8 +1,8 @@
 """``cmd:COMMAND``: any command-line agent, given the task's tools over MCP.
 
-For each episode the command runs on the host, through ``/bin/sh -c``, in its
-own process group, while the task's tools are served over MCP streamable HTTP
-on 127.0.0.1 (every call validated by the gateway and recorded). What it gets:
+For each episode the task's tools are served over MCP streamable HTTP on the
+host's 127.0.0.1 (every call validated by the gateway and recorded), and the
+command runs through ``/bin/sh -c``. What it gets:
 
 =============================== ==================================================
 ``TOOLPROOF_MCP_URL``           the MCP endpoint, ``http://127.0.0.1:PORT/mcp``
@@ -14,15 +14,27 @@ on 127.0.0.1 (every call validated by the gateway and recorded). What it gets:
 ``ANTHROPIC_BASE_URL``          (Anthropic SDKs): each call is recorded and priced
 ``OPENAI_API_KEY``, ...         a placeholder: the gateway sends the run's real key
 ``TOOLPROOF_MODEL``             the run's model (``--model``), when it names one
+more endpoints                  each bridged variable; loopback URLs (the gateway's) are bridged
 stdin                           the task when ``--agent-arg prompt_stdin=true``, else empty
 =============================== ==================================================
 
+Where it runs (``--sandbox``, or ``--agent-arg sandbox=``):
+
+* ``bwrap`` (the default): in a fresh bubblewrap sandbox (``_cmd_sandbox``) with
+  no network at all but the bridged endpoints, which appear on the sandbox's own
+  loopback at the same URLs; the host's system directories and the ``bind``
+  paths read-only; an empty ``/workspace`` of its own. The task's state is
+  reached only through the tools. Its program must be inside: under ``/usr``, or
+  bound with ``--agent-arg bind=/path/to/agent`` (``HOST`` or ``HOST:INSIDE``,
+  comma-separated).
+* ``process``: on the host, as this user, with this user's files and network
+  (NOT isolated, and said so loudly): the escape hatch for agents that cannot
+  run sandboxed.
+
 The episode ends when the command exits; its standard output is the final
-answer. A non-zero exit status is an agent error (with the end of its stderr).
-At the time limit (``--agent-arg timeout=S``, else the episode's) the whole
-process group is stopped (SIGTERM, then SIGKILL). Commands run on the host, not
-in a sandbox: the sandboxes cut the network, so the MCP endpoint would be
-unreachable from inside one.
+answer. A non-zero exit status, or a limit it ran into, is an agent error (with
+the end of its stderr). At the time limit (``--agent-arg timeout=S``, else the
+episode's) the whole process tree is stopped.
 """
 
 from __future__ import annotations
@@ -30,22 +42,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import stat
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import Usage
 
-from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
+from ..base import AgentFactory, AgentInfraError, AgentSpec, EpisodeContext, ToolSession, agent
+from ._cmd_sandbox import bridged
 from ._options import parse_options
 from ._tools_bridge import require_extra
 from ._via_gateway import HARNESS_OPTIONS, GatewayPlan, episode_link, gateway_plan
+
+_log = logging.getLogger(__name__)
 
 STDERR_TAIL = 2000
 """Characters of a failed command's stderr kept in the error."""
@@ -67,6 +84,25 @@ class CmdOptions(BaseModel):
     kill_grace_s: float = Field(
         2.0, ge=0, description="Seconds between SIGTERM and SIGKILL when stopping the command."
     )
+    sandbox: str = Field(
+        "bwrap",
+        description="Where the command runs: bwrap (isolated) or process (the host, NOT "
+        "isolated); the run's --sandbox sets it.",
+    )
+    bind: list[str] = Field(
+        default_factory=list,
+        description="Host paths the sandboxed command may read: HOST or HOST:INSIDE, "
+        "comma-separated (its program, an interpreter, a virtualenv).",
+    )
+    memory_mb: int = Field(4096, gt=0, description="Memory of the sandboxed command, MiB.")
+    pids: int = Field(512, gt=0, description="Processes and threads of the sandboxed command.")
+
+    @field_validator("bind", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part for part in (p.strip() for p in value.split(",")) if part]
+        return value
 
 
 class CommandFailed(Exception):
@@ -144,15 +180,32 @@ class CmdAgent:
     Args:
         command: The command line (``/bin/sh -c``).
         options: Checked ``cmd:`` options.
+        endpoints: More ``(VARIABLE, URL)`` loopback endpoints the command may reach (a
+            model gateway's base URLs); in a sandbox each is bridged in, on the host the
+            variable simply holds the URL.
+        env: More variables for the command (e.g. a placeholder API key). A value that is
+            an ``http://`` URL on loopback with a port is bridged like an endpoint.
+        timeout_s: The command's time limit when ``options.timeout`` is unset.
     """
 
     def __init__(
-        self, command: str, options: CmdOptions, plan: GatewayPlan | None = None, epoch: int = 0
+        self,
+        command: str,
+        options: CmdOptions,
+        plan: GatewayPlan | None = None,
+        epoch: int = 0,
+        *,
+        endpoints: Sequence[tuple[str, str]] = (),
+        timeout_s: float = 600.0,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.command = command
         self.options = options
         self.plan = plan or gateway_plan({}, f"cmd:{command}")
         self.epoch = epoch
+        self.endpoints = list(endpoints)
+        self.env = dict(env or {})
+        self.timeout_s = options.timeout or timeout_s
 
     async def run(self, session: ToolSession) -> str:
         """Serve the tools, run the command to its end, return its stdout."""
@@ -160,26 +213,23 @@ class CmdAgent:
 
         state = ServeState()
         server = build_server(session, state)
-        with tempfile.TemporaryDirectory(prefix="toolproof-cmd-") as tmp:
-            files = Path(tmp)
-            (files / "prompt.txt").write_text(session.prompt, encoding="utf-8")
-            (files / "system_prompt.txt").write_text(session.system_prompt, encoding="utf-8")
-            usage_file = files / "usage.json"
-            async with (
-                HttpEndpoint(server) as endpoint,
-                episode_link(self.plan, self.epoch, session) as link,
-            ):
-                env = {
-                    **os.environ,
-                    **link.env(self.plan.model),  # its SDKs reach the model gateway
-                    "TOOLPROOF_MCP_URL": endpoint.url,
-                    "TOOLPROOF_PROMPT": session.prompt,
-                    "TOOLPROOF_PROMPT_FILE": str(files / "prompt.txt"),
-                    "TOOLPROOF_SYSTEM_PROMPT_FILE": str(files / "system_prompt.txt"),
-                    "TOOLPROOF_USAGE_FILE": str(usage_file),
-                }
-                stdout, stderr, status = await self._execute(env, session.prompt)
-            usage = _read_usage(usage_file)
+        async with (
+            HttpEndpoint(server) as endpoint,
+            episode_link(self.plan, self.epoch, session) as link,
+        ):
+            # Everything the command is handed beyond the task; endpoints among it (the MCP
+            # endpoint, the episode's model gateway paths) are bridged into the sandbox.
+            extra = {
+                **self.env,
+                **link.env(self.plan.model),
+                **dict(self.endpoints),
+                "TOOLPROOF_MCP_URL": endpoint.url,
+            }
+            if self.options.sandbox == "process":
+                stdout, stderr, status, usage = await self._on_host(session, extra)
+            else:
+                routes, plain = bridged(extra)
+                stdout, stderr, status, usage = await self._sandboxed(session, routes, plain)
         if usage is not None:
             session.record_usage(usage)
         if state.crash is not None:
@@ -188,6 +238,76 @@ class CmdAgent:
             tail = stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
             raise CommandFailed(f"the command exited with status {status}: {tail or '(no stderr)'}")
         return stdout.decode("utf-8", "replace").strip()
+
+    async def _on_host(
+        self, session: ToolSession, extra: Mapping[str, str]
+    ) -> tuple[bytes, bytes, int, Usage | None]:
+        """``--sandbox process``: the command on the host, as this user (NOT isolated)."""
+        with tempfile.TemporaryDirectory(prefix="toolproof-cmd-") as tmp:
+            files = Path(tmp)
+            (files / "prompt.txt").write_text(session.prompt, encoding="utf-8")
+            (files / "system_prompt.txt").write_text(session.system_prompt, encoding="utf-8")
+            usage_file = files / "usage.json"
+            env = {
+                **os.environ,
+                **extra,
+                "TOOLPROOF_PROMPT": session.prompt,
+                "TOOLPROOF_PROMPT_FILE": str(files / "prompt.txt"),
+                "TOOLPROOF_SYSTEM_PROMPT_FILE": str(files / "system_prompt.txt"),
+                "TOOLPROOF_USAGE_FILE": str(usage_file),
+            }
+            stdout, stderr, status = await self._execute(env, session.prompt)
+            return stdout, stderr, status, _read_usage(usage_file)
+
+    async def _sandboxed(
+        self, session: ToolSession, routes: list[tuple[str, str]], plain: Mapping[str, str]
+    ) -> tuple[bytes, bytes, int, Usage | None]:
+        """The command in a fresh bwrap sandbox, bridged to ``routes`` only."""
+        from toolproof.mcp._bridge import Bridge
+        from toolproof.sandbox import ResourceLimits, SandboxError
+
+        from ._cmd_sandbox import SandboxedCommand, parse_binds
+
+        options = self.options
+        limits = ResourceLimits(
+            wall_s=self.timeout_s, cpu_s=None, memory_mb=options.memory_mb, pids=options.pids,
+            file_size_mb=1024, workspace_mb=1024, output_bytes=10_000_000,
+        )  # fmt: skip
+        binds = parse_binds(options.bind, options.cwd)
+        try:
+            box = await asyncio.to_thread(
+                SandboxedCommand, self.command, binds, limits, options.sandbox
+            )
+        except SandboxError as exc:  # the host's sandbox failed: not the agent's doing
+            raise AgentInfraError(f"could not set up the command's sandbox: {exc}") from exc
+        try:
+            env = {
+                **plain,
+                "TOOLPROOF_PROMPT": session.prompt,
+                "TOOLPROOF_PROMPT_FILE": box.write("prompt.txt", session.prompt),
+                "TOOLPROOF_SYSTEM_PROMPT_FILE": box.write(
+                    "system_prompt.txt", session.system_prompt
+                ),
+            }
+            async with Bridge(box.bridge_dir, routes) as bridge:
+                stdin = session.prompt if options.prompt_stdin else None
+                try:
+                    result = await box.run(bridge.spec(), env, stdin, options.cwd or "/workspace")
+                except SandboxError as exc:
+                    raise AgentInfraError(f"the command's sandbox failed: {exc}") from exc
+            usage = _read_usage(box.usage_path())
+        finally:
+            await asyncio.to_thread(box.close)
+        if result.limit_hit == "wall_time":
+            raise TimeoutError(f"the command ran longer than {self.timeout_s:g}s")
+        if result.limit_hit is not None:
+            raise CommandFailed(
+                f"the command hit its {result.limit_hit} limit in the sandbox "
+                f"(memory_mb={options.memory_mb}, pids={options.pids}): "
+                f"{result.stderr.strip()[-STDERR_TAIL:] or '(no stderr)'}"
+            )
+        status = result.exit_code if result.exit_code is not None else -1
+        return result.stdout.encode(), result.stderr.encode(), status, usage
 
     async def _execute(self, env: dict[str, str], prompt: str) -> tuple[bytes, bytes, int]:
         """Run the command until it exits (not until its stray children close stdout)."""
@@ -231,6 +351,10 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes | None) -> None:
         proc.stdin.close()
 
 
+SANDBOXES = ("bwrap", "process")
+"""Backends a command may run in (containers would need the forwarder in their image)."""
+
+
 @agent("cmd")
 def build(spec: AgentSpec) -> AgentFactory:
     """``cmd:COMMAND``; needs ``pip install 'toolproof[mcp]'``."""
@@ -250,13 +374,63 @@ def build(spec: AgentSpec) -> AgentFactory:
     own = {k: v for k, v in spec.options.items() if k not in harness}
     options = parse_options(CmdOptions, AgentSpec(spec.kind, spec.target, own))
     plan = gateway_plan(harness, spec.label)  # its model calls: through the gateway
-    if options.cwd is not None and not Path(options.cwd).is_dir():
-        raise SpecError(
-            [Problem(None, None, "--agent-arg cwd", f"{options.cwd!r} is not a directory")]
-        )
+    _check_placement(options)
     command = spec.target
 
     def factory(ctx: EpisodeContext) -> Any:
-        return CmdAgent(command, options, plan, ctx.epoch)
+        return CmdAgent(command, options, plan, ctx.epoch, timeout_s=ctx.limits.total_timeout_s)
 
     return factory
+
+
+def _check_placement(options: CmdOptions) -> None:
+    """The backend, binds and cwd are usable (once per run, before any episode).
+
+    Raises:
+        SpecError: naming the option and the fix.
+    """
+    from toolproof.sandbox import get_backend, sandbox_owner
+
+    def refuse(field: str, message: str) -> SpecError:
+        return SpecError([Problem(None, None, field, message)])
+
+    if options.cwd is not None and not Path(options.cwd).is_dir():
+        raise refuse("--agent-arg cwd", f"{options.cwd!r} is not a directory")
+    if options.sandbox not in SANDBOXES:
+        raise refuse(
+            "--sandbox",
+            f"cmd agents run in bwrap (isolated) or process (NOT isolated), "
+            f"not {options.sandbox!r}",
+        )
+    if options.sandbox == "process":
+        _log.warning(
+            "WARNING: cmd agents run with --sandbox process: each command runs on this host "
+            "as this user, with its files, environment and network (NOT isolated)"
+        )
+        return
+    reason = get_backend("bwrap").unavailable_reason()
+    if reason is not None:
+        raise refuse(
+            "--sandbox",
+            f"cmd agents run in bwrap, which cannot run here: {reason}; or pass "
+            "--sandbox process to run them on this host (NOT isolated)",
+        )
+    for value in options.bind:
+        host, sep, inside = value.partition(":")
+        if not Path(host).is_absolute() or not Path(host).exists():
+            raise refuse(
+                "--agent-arg bind", f"{value!r}: {host!r} must be an existing absolute host path"
+            )
+        if sep and not inside.startswith("/"):
+            raise refuse("--agent-arg bind", f"{value!r}: the inside path must be absolute")
+        mode = Path(host).stat().st_mode
+        wanted = 0o005 if stat.S_ISDIR(mode) else 0o004
+        if sandbox_owner() is not None and mode & wanted != wanted:
+            raise refuse(
+                "--agent-arg bind",
+                f"{host!r} is not readable by others (mode {stat.S_IMODE(mode):o}); the "
+                "harness runs as root, so the command runs as an unprivileged user: "
+                f"chmod o+r{'x' if stat.S_ISDIR(mode) else ''} {host}",
+            )
+    if options.cwd is not None and not Path(options.cwd).is_absolute():
+        raise refuse("--agent-arg cwd", f"{options.cwd!r} must be absolute in a sandbox")

@@ -14,7 +14,8 @@ function runs; every call is validated by the gateway and recorded.
 ``mcp-serve[:stdio|:http]`` — the agent is whoever connects from outside (a
 desktop assistant, a coding agent); the episode lasts until that client is
 done. ``toolproof serve-mcp`` is built on it. Options: ``host``, ``port``,
-``answer_tool`` (offer ``submit_answer``), ``stop_on_signal``, ``announce``.
+``answer_tool`` (offer ``submit_answer``), ``stop_on_signal``, ``announce``,
+``ready_line`` (one JSON line on stderr once a client can connect).
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ class ServeOptions(BaseModel):
     answer_tool: bool = Field(False, description="Offer submit_answer for the final answer.")
     stop_on_signal: bool = Field(False, description="SIGINT/SIGTERM end the episode, scored.")
     announce: bool = Field(True, description="Say on stderr what is served where.")
+    ready_line: bool = Field(
+        False, description="Write one JSON line on stderr once a client can connect."
+    )
 
 
 @agent("mcp-serve")
@@ -133,6 +137,7 @@ def build_serve(spec: AgentSpec) -> AgentFactory:
             answer_tool=options.answer_tool,
             stop_on_signal=options.stop_on_signal,
             announce=sys.stderr if options.announce else None,
+            ready=sys.stderr if options.ready_line else None,
         )
 
     return factory
