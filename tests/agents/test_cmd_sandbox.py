@@ -355,3 +355,40 @@ async def test_prompt_on_stdin_and_a_failing_command_in_the_sandbox() -> None:
     failed = await run_task("cmd:echo half an answer; echo it broke >&2; exit 3", {})
     assert failed.trajectory.termination is Termination.AGENT_ERROR
     assert "exited with status 3: it broke" in (failed.trajectory.error or "")
+
+
+SDK_CALLER = """
+import os, sys, openai
+client = openai.OpenAI(max_retries=0)  # OPENAI_BASE_URL and the placeholder key from toolproof
+assert os.environ["OPENAI_API_KEY"] == "toolproof-gateway", "the real key leaked"
+reply = client.chat.completions.create(
+    model=os.environ["TOOLPROOF_MODEL"], messages=[{"role": "user", "content": "hi"}]
+)
+print(reply.choices[0].message.content)
+"""
+
+
+async def test_the_official_sdk_in_bwrap_reaches_the_model_gateway_and_is_recorded(
+    tmp_path: Path,
+) -> None:
+    """A sandboxed command's model calls cross the bridge to the gateway: recorded and priced."""
+    pytest.importorskip("openai")
+    from toolproof.testing import ModelServer, ScriptedReply
+
+    script = tmp_path / "caller.py"
+    script.write_text(SDK_CALLER)
+    script.chmod(0o644)
+    tmp_path.chmod(0o755)
+    binds = f"{VENV_BINDS},{tmp_path}:/opt/caller"
+    options = {"bind": binds, "model": "gpt-4o-mini", "api_key": "sk-real"}
+    with ModelServer([ScriptedReply("sandboxed hello", usage=(30, 3))]) as server:
+        record = await run_task(
+            f"cmd:{shlex.quote(sys.executable)} /opt/caller/caller.py",
+            {**options, "base_url": server.base_url},
+        )
+        assert server.calls == 1
+    trajectory = record.trajectory
+    assert trajectory.final_answer == "sandboxed hello", trajectory.error
+    usage = trajectory.usage()
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (30, 3, False)
+    assert usage.cost_usd == pytest.approx((30 * 0.15 + 3 * 0.6) / 1e6)

@@ -220,8 +220,8 @@ class CmdAgent:
             # Everything the command is handed beyond the task; endpoints among it (the MCP
             # endpoint, the episode's model gateway paths) are bridged into the sandbox.
             extra = {
-                **self.env,
                 **link.env(self.plan.model),
+                **self.env,  # what the caller hands over explicitly wins
                 **dict(self.endpoints),
                 "TOOLPROOF_MCP_URL": endpoint.url,
             }
