@@ -39,7 +39,14 @@ from toolproof.agents import (
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
-from toolproof.spec import PolicySpec, SandboxSpec, TaskInstance, effective_sandbox
+from toolproof.spec import (
+    PolicySpec,
+    Problem,
+    SandboxSpec,
+    SpecError,
+    TaskInstance,
+    effective_sandbox,
+)
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
 from toolproof.tools.policy import TaskPolicy, requested_stop
 from toolproof.tools.pool import ToolPool
@@ -205,6 +212,7 @@ async def run_episode(
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
+        gateway.offer_only(instance.task.hidden_tools(current_user_turn(recorder.steps)))
         try:  # the user's factory on a thread: one that blocks stalls only this episode
             agent = await build_agent_for(  # the key: built-ins only
                 factory, instance, gateway.schemas, limits.step_timeout_s
@@ -214,6 +222,7 @@ async def run_episode(
         else:
             try:
                 if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+                    refuse_driven(instance, options.agent_label)
                     termination, answer, error = await _drive(
                         agent, recorder, gateway, instance, prompt
                     )
@@ -228,6 +237,10 @@ async def run_episode(
             termination, answer, error = stop[0], None, stop[1]
     except ToolCrash as exc:
         termination, error = Termination.INFRA_ERROR, str(exc)
+    except SpecError:  # the run's configuration cannot run this task: the run stops
+        if own_world:
+            world.close()
+        raise
     except Exception as exc:  # a harness failure outside the agent's turn
         termination, error = Termination.INFRA_ERROR, _error_text(exc)
     except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
@@ -301,6 +314,46 @@ def _score(
             world.close()
 
 
+USER_TURN = "user_turn"
+"""Step annotation: the index of the user turn the step belongs to (0: the first prompt)."""
+NEXT_USER_TURN = "next_user_turn"
+"""Step annotation on a turn's last step: the user turn its observations start."""
+
+
+def current_user_turn(steps: Sequence[Step]) -> int:
+    """The user turn the next step belongs to, after ``steps``."""
+    if not steps:
+        return 0
+    notes = steps[-1].annotations
+    return int(notes.get(NEXT_USER_TURN, notes.get(USER_TURN, 0)))
+
+
+def refuse_driven(instance: TaskInstance, agent_label: str) -> None:
+    """Stop the run when an agent that owns its loop meets a task with further user turns.
+
+    Such an agent returns one final answer and cannot be sent a follow-up user message;
+    running it anyway would score the first turn alone.
+
+    Raises:
+        SpecError: the task has user turns.
+    """
+    turns = len(instance.task.user_turns)
+    if turns:
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    f"task {instance.task.id}",
+                    f"task {instance.task.id} has {turns + 1} user turns; agent "
+                    f"{agent_label!r} owns its loop (run()) and cannot take a follow-up user "
+                    "message: use a harness-driven agent (oracle, openai, anthropic, http, or "
+                    "a python: agent with act())",
+                )
+            ]
+        )
+
+
 async def _loop(
     agent: Agent,
     recorder: Recorder,
@@ -319,6 +372,8 @@ async def _loop(
             for r in past.results
         )
         messages.extend(past.observations)
+    user_turns = instance.task.user_turns
+    turn_index = current_user_turn(recorder.steps)
     for step in range(len(recorder.steps), limits.max_steps):
         remaining = limits.total_timeout_s - (time.perf_counter() - t0)
         if remaining <= 0:
@@ -342,6 +397,25 @@ async def _loop(
         notes: dict[str, Any] | None = {"retries": turn.retries} if turn.retries else None
         if a0 - q0 > 0.001:
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
+        if user_turns:
+            notes = {**(notes or {}), USER_TURN: turn_index}
+        if not turn.tool_calls and turn_index < len(user_turns) and not turn.give_up:
+            # the reply ends this user turn; the next user message follows it
+            message = Message(role="assistant", content=turn.content)
+            user = Message(role="user", content=user_turns[turn_index].content)
+            turn_index += 1
+            await recorder.record(
+                message,
+                [],
+                agent_s=agent_s,
+                tool_s=0.0,
+                usage=turn.usage,
+                observations=[user],
+                annotations={**(notes or {}), NEXT_USER_TURN: turn_index},
+            )
+            gateway.offer_only(instance.task.hidden_tools(turn_index))
+            messages.extend([message, user])
+            continue
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
             await recorder.record(

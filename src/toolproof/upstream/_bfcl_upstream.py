@@ -45,6 +45,17 @@ def installed_version() -> str | None:
         return None
 
 
+def require() -> None:
+    """Make sure ``bfcl-eval`` is importable, with BFCL's model table stood in for if need be.
+
+    Raises:
+        UpstreamMissing: ``bfcl-eval`` is not installed.
+    """
+    if installed_version() is None:
+        raise UpstreamMissing(f"BFCL needs the bfcl-eval package: {EXTRA_HINT}")
+    _model_config_module()
+
+
 @dataclass(frozen=True)
 class _ModelConfig:
     """The one field of BFCL's ModelConfig that its AST checker reads."""
@@ -137,6 +148,17 @@ def load_entries(category: str) -> tuple[dict[str, Any], ...]:
 
 
 @cache
+def function_docs(class_name: str) -> tuple[dict[str, Any], ...]:
+    """BFCL's function documents of one backend class (``multi_turn_func_doc/``)."""
+    require()
+    from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
+
+    path = _data_file("multi_turn_func_doc", MULTI_TURN_FUNC_DOC_FILE_MAPPING[class_name])
+    text = path.read_text(encoding="utf-8")
+    return tuple(json.loads(line) for line in text.splitlines() if line.strip())
+
+
+@cache
 def load_answers(category: str) -> dict[str, list[dict[str, Any]]]:
     """Ground truth by entry id from ``possible_answer/BFCL_v4_<category>.json``."""
     path = _data_file("possible_answer", f"BFCL_v4_{category}.json")
@@ -157,12 +179,17 @@ def data_root() -> Path:
 
 @cache
 def data_digest(category: str) -> str:
-    """sha256 of a category's question and answer files as installed."""
+    """sha256 of a category's question and answer files as installed (and, for the
+    multi-turn categories, the function documents their tools come from)."""
     sha = hashlib.sha256()
-    for path in (
+    paths = [
         _data_file(f"BFCL_v4_{category}.json"),
         _data_file("possible_answer", f"BFCL_v4_{category}.json"),
-    ):
+    ]
+    if category.startswith("multi_turn"):
+        docs = _data_file("multi_turn_func_doc")
+        paths += sorted((p for p in docs.iterdir() if p.name.endswith(".json")), key=str)
+    for path in paths:
         if path.is_file():
             sha.update(path.read_bytes())
         sha.update(b"\0")
