@@ -34,3 +34,43 @@ def garbage(ctx: Any) -> _Once:
 def invented(ctx: Any) -> _Once:
     """A call to a tool the task does not have."""
     return _Once([ToolCall(id="c0", name="rm_rf_everything", arguments={"path": "/"})])
+
+
+PLAYS: dict[str, list[list[list[tuple[str, dict[str, Any]]]]]] = {}
+"""Multi-turn plays by task id (per user turn, per step, the calls), set by the test."""
+
+
+class _Scripted:
+    """Plays a multi-turn corpus entry: each user turn's steps, then a reply."""
+
+    def __init__(self, play: list[list[list[tuple[str, dict[str, Any]]]]]) -> None:
+        self._play = play
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        roles = [m.role for m in observation.messages]
+        turn = roles.count("user") - 1
+        since = len(roles) - 1 - roles[::-1].index("user")
+        step = roles[since:].count("assistant")
+        steps = self._play[turn] if turn < len(self._play) else []
+        if step >= len(steps):
+            return AgentTurn(content="turn done")
+        calls = [
+            ToolCall(id=f"s{observation.step}_{n}", name=name, arguments=args)
+            for n, (name, args) in enumerate(steps[step])
+        ]
+        return AgentTurn(tool_calls=calls)
+
+
+def scripted(ctx: Any) -> _Scripted:
+    """The play the test put in :data:`PLAYS` for this task."""
+    return _Scripted(PLAYS[ctx.task_id])
+
+
+class _Driven:
+    async def run(self, session: Any) -> str:
+        return "done"
+
+
+def driven(ctx: Any) -> _Driven:
+    """An agent that owns its loop (and so cannot take a second user turn)."""
+    return _Driven()

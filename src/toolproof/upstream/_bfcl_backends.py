@@ -45,6 +45,21 @@ def _backend_config() -> tuple[dict[str, str], list[str]]:
     return dict(CLASS_FILE_PATH_MAPPING), list(STATELESS_CLASSES)
 
 
+def _backend_class(path: str, name: str) -> Any:
+    """One of BFCL's backend classes.
+
+    Raises:
+        UpstreamMissing: a module the backend imports is missing (MathAPI needs mpmath).
+    """
+    try:
+        module = importlib.import_module(path)
+    except ImportError as exc:
+        raise upstream.UpstreamMissing(
+            f"BFCL's {name} backend needs {exc.name}: {upstream.EXTRA_HINT}"
+        ) from None
+    return getattr(module, name)
+
+
 def initial_records(entry: dict[str, Any]) -> dict[str, Any]:
     """The world records of a multi-turn entry (configuration and an empty call log)."""
     classes = list(entry["involved_classes"])
@@ -81,7 +96,7 @@ class Backends:
         for name in classes:
             if name not in paths:
                 raise ValueError(f"{name!r} is not one of BFCL's backend classes")
-            instance = getattr(importlib.import_module(paths[name]), name)()
+            instance = _backend_class(paths[name], name)()
             if name not in stateless:
                 instance._load_scenario(copy.deepcopy(config.get(name, {})), long_context=long_context)
             self.instances[name] = instance
@@ -119,7 +134,7 @@ def method_parameters(classes: list[str]) -> dict[str, list[str]]:
     paths, _ = _backend_config()
     out: dict[str, list[str]] = {}
     for name in classes:
-        cls = getattr(importlib.import_module(paths[name]), name)
+        cls = _backend_class(paths[name], name)
         for method_name, fn in inspect.getmembers(cls, predicate=inspect.isfunction):
             if not method_name.startswith("_"):
                 params = list(inspect.signature(fn).parameters)[1:]  # without self

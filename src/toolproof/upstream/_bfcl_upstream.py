@@ -27,7 +27,8 @@ DISTRIBUTION = "bfcl-eval"
 PINNED_VERSION = "2026.3.23"
 """The ``bfcl-eval`` release whose data and checker this integration was proven on."""
 EXTRA_HINT = (
-    "pip install --no-deps 'bfcl-eval==2026.3.23' filelock (or pip install 'toolproof[bfcl]')"
+    "pip install --no-deps 'bfcl-eval==2026.3.23' filelock mpmath==1.3.0 "
+    "(or pip install 'toolproof[bfcl]')"
 )
 CHECKER_MODEL = "toolproof"
 """The model name handed to BFCL's checker: its names are BFCL's own (dots kept)."""

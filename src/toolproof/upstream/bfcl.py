@@ -254,7 +254,10 @@ def build_suite(category: str | None = None, *, allow_drift: bool = False) -> Su
         for entry in upstream.load_entries(name):
             answer = answers.get(str(entry["id"]), [])
             if name in MULTI_TURN_CATEGORIES:
-                task = build_multi_turn_task(name, entry, answer, tool_name, _schema)
+                try:
+                    task = build_multi_turn_task(name, entry, answer, tool_name, _schema)
+                except upstream.UpstreamMissing as exc:
+                    raise SpecError([Problem(None, None, "suite", f"bfcl:{name}: {exc}")]) from None
             else:
                 task = build_task(name, entry, answer)
             tasks.append(task)
