@@ -14,7 +14,6 @@ from toolproof.worlds import records
 
 from .base import ToolContext, ToolError
 
-
 ToolHandler = Callable[[ToolContext, str, dict[str, Any]], Any]
 """Performs an inline tool's call: ``(ctx, tool name, arguments) -> result``."""
 _HANDLERS: dict[str, ToolHandler] = {}

@@ -98,7 +98,9 @@ class Backends:
                 raise ValueError(f"{name!r} is not one of BFCL's backend classes")
             instance = _backend_class(paths[name], name)()
             if name not in stateless:
-                instance._load_scenario(copy.deepcopy(config.get(name, {})), long_context=long_context)
+                instance._load_scenario(
+                    copy.deepcopy(config.get(name, {})), long_context=long_context
+                )
             self.instances[name] = instance
             for method_name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
                 if not method_name.startswith("_"):
@@ -122,7 +124,9 @@ def backends(state: dict[str, Any], extras: dict[str, Any]) -> Backends:
     live = extras.get(EXTRAS_KEY)
     calls = state.get("calls", [])
     if not isinstance(live, Backends) or live.applied != calls:
-        live = Backends(list(state["classes"]), state.get("config", {}), bool(state["long_context"]))
+        live = Backends(
+            list(state["classes"]), state.get("config", {}), bool(state["long_context"])
+        )
         for call in calls:
             live.run(call["name"], call["arguments"])
         extras[EXTRAS_KEY] = live

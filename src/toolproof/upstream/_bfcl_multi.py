@@ -121,9 +121,7 @@ def build_multi_turn_task(
     """
     questions = entry["question"]
     if len(questions) != len(ground_truth) or not questions:
-        raise _problem(
-            entry, f"{len(questions)} turns but {len(ground_truth)} ground-truth turns"
-        )
+        raise _problem(entry, f"{len(questions)} turns but {len(ground_truth)} ground-truth turns")
     docs, held = _functions(entry)
     parameters = backends.method_parameters(list(entry["involved_classes"]))
     tools = [

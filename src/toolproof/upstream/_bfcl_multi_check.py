@@ -69,8 +69,7 @@ def decoded_turns(
     ended = trajectory.termination in (Termination.COMPLETED, Termination.GAVE_UP)
     if not ended or reached < turns - 1:
         return decoded, (
-            f"the episode ended ({trajectory.termination.value}) in user turn {reached} "
-            f"of {turns}"
+            f"the episode ended ({trajectory.termination.value}) in user turn {reached} of {turns}"
         )
     for turn, steps in enumerate(decoded):
         if len(steps) > MAX_STEPS_PER_TURN:

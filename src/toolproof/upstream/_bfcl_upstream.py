@@ -160,12 +160,12 @@ def function_docs(class_name: str) -> tuple[dict[str, Any], ...]:
 
 
 @cache
-def load_answers(category: str) -> dict[str, list[dict[str, Any]]]:
+def load_answers(category: str) -> dict[str, list[Any]]:
     """Ground truth by entry id from ``possible_answer/BFCL_v4_<category>.json``."""
     path = _data_file("possible_answer", f"BFCL_v4_{category}.json")
     if not path.is_file():
         return {}
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Any]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)

@@ -45,10 +45,12 @@ class OracleAgent:
         With further user turns, the user messages seen so far say which turn is on
         and the assistant messages since the last of them how far into it the oracle is.
         """
-        roles = [m.role for m in observation.messages]
-        user_turn = max(roles.count("user") - 1, 0)
-        since = roles[len(roles) - 1 - roles[::-1].index("user") :] if "user" in roles else roles
-        index = since.count("assistant")
+        user_turn, index = 0, observation.step
+        if len(self._plays) > 1:
+            roles = [m.role for m in observation.messages]
+            user_turn = max(roles.count("user") - 1, 0)
+            last_user = len(roles) - 1 - roles[::-1].index("user") if "user" in roles else 0
+            index = roles[last_user:].count("assistant")
         if self._delay_s > 0:
             await asyncio.sleep(self._delay_s)
         calls, answer = self._plays[min(user_turn, len(self._plays) - 1)]
