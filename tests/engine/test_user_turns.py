@@ -3,6 +3,7 @@ turn boundaries in the trajectory, limits, the oracle, and a driven agent's refu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,10 +12,11 @@ import toolproof_test_agents as test_agents
 from toolproof.agents import AgentTurn, Observation, ToolSession
 from toolproof.agents.builtin.oracle import OracleAgent
 from toolproof.engine import EpisodeOptions, run_episode
+from toolproof.engine.preflight import task_problems
 from toolproof.scoring import Score
-from toolproof.spec import Limits, SpecError, Task, TaskInstance, render
+from toolproof.spec import Limits, SpecError, Task, TaskInstance, load_suite, render
 from toolproof.trajectory import Termination, Trajectory
-from toolproof_helpers import make_task
+from toolproof_helpers import make_task, write_suite
 
 TURNS = [
     {"content": "Now add 5 units of A."},
@@ -148,7 +150,7 @@ async def test_an_agent_that_owns_its_loop_is_refused_with_the_reason() -> None:
 
 
 def test_hostile_turn_specs_are_refused_with_the_field() -> None:
-    with pytest.raises(ValueError, match="solution.turns has 3 entries but the task has 2"):
+    with pytest.raises(ValueError, match=r"solution.turns has 3 entries but the task has 2"):
         bad = _task()
         bad["solution"]["turns"].append({"answer": "x"})
         Task.model_validate(bad)
@@ -156,3 +158,19 @@ def test_hostile_turn_specs_are_refused_with_the_field() -> None:
         Task.model_validate(_task(user_turns=[{"tools": []}, {"content": "x"}]))
     with pytest.raises(ValueError, match="extra"):
         Task.model_validate(_task(user_turns=[{"content": "x", "role": "system"}, *TURNS[1:]]))
+
+
+def test_a_later_turn_naming_a_tool_the_task_lacks_is_a_problem_with_its_field(
+    tmp_path: Path,
+) -> None:
+    task = _task(user_turns=[TURNS[0], {"content": "x", "tools": ["rm_rf"]}])
+    write_suite(tmp_path, [task])
+    with pytest.raises(SpecError, match=r"user_turns\[1\]\.tools\[0\].*'rm_rf' is not in this"):
+        load_suite(str(tmp_path))
+
+
+def test_an_unregistered_tool_handler_is_a_preflight_problem() -> None:
+    tool = {"name": "run_it", "description": "runs", "handler": "no.such.handler"}
+    task = Task.model_validate(make_task(tools=["get_stock", tool], solution={"answer": "7"}))
+    problems = task_problems(task, Path("tasks/stock.yaml"), Path("."))
+    assert any("no tool handler 'no.such.handler'" in p.message for p in problems), problems

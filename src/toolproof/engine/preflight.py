@@ -11,7 +11,8 @@ layer checks (fields, templates, numbers, paths), this checks that:
   agent makes) names an offered tool, and its arguments, as rendered for each
   epoch the loader checked, pass that tool's schema, the same validation the tool
   gateway applies during a run;
-* every fault names an offered tool, and a simulated user a registered simulator;
+* every fault and every later user turn's ``tools`` names an offered tool, every inline
+  tool's ``handler`` is registered, and a simulated user names a registered simulator;
 * every ``custom`` check's function is registered or imports (``module:attr``,
   found in the suite directory or on the path, as scoring finds it);
 * the task's checks and level rules cannot credit doing nothing
@@ -47,7 +48,14 @@ from toolproof.spec import (
     validate_target,
 )
 from toolproof.spec.providers import is_provided
-from toolproof.tools import ToolImpl, load_builtin, registry, resolve_tools, toolkits
+from toolproof.tools import (
+    ToolImpl,
+    load_builtin,
+    registry,
+    resolve_tools,
+    tool_handlers,
+    toolkits,
+)
 from toolproof.tools.toolkits.user import user_simulators
 
 __all__ = ["check_suite_tasks", "check_target", "load_checked_suite", "task_problems"]
@@ -123,6 +131,13 @@ def task_problems(task: Task, file: Path, root: Path, *, solutions: bool = True)
     if offered is not None:
         if solutions:
             _solution_problems(task, offered, report)
+        for number, turn in enumerate(task.user_turns):
+            for index, name in enumerate(turn.tools):
+                if name not in offered:
+                    report.add(
+                        ("user_turns", number, "tools", index),
+                        f"{name!r} is not one of this task's tools ({_names(offered)})",
+                    )
         for index, fault in enumerate(task.faults):
             if fault.tool not in offered:
                 report.add(
@@ -163,6 +178,13 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
                 report.add(
                     ("tools", index, "parameters"),
                     f"not a valid JSON Schema: {exc.message}; fix the schema",
+                )
+                missing = True
+            if entry.handler is not None and entry.handler not in tool_handlers():
+                report.add(
+                    ("tools", index, "handler"),
+                    f"no tool handler {entry.handler!r}; registered: "
+                    f"{', '.join(sorted(tool_handlers())) or 'none'}",
                 )
                 missing = True
         elif entry.endswith(".*") and entry[:-2] not in kits:
