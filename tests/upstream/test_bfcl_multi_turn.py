@@ -283,7 +283,8 @@ def test_backends_replay_their_log_after_a_restore() -> None:
 
 def _run(suite: str, agent: str, out: Path, tasks: list[str]) -> dict[str, Any]:
     config = RunConfig(suite=suite, agent=agent, tasks=tasks)
-    return asyncio.run(Runner(config, out, parallel=4).run())
+    loaded = _suite(suite.removeprefix("bfcl:"))  # loaded once per category
+    return asyncio.run(Runner(config, out, parallel=4, suite=loaded).run())
 
 
 @pytest.mark.parametrize("category", multi.MULTI_TURN_CATEGORIES)
@@ -352,3 +353,23 @@ def test_every_multi_turn_tool_schema_is_valid_json_schema_and_runs_a_backend() 
                 if key not in seen:
                     seen.add(key)
                     Draft202012Validator.check_schema(tool.parameters)
+
+
+def test_replaying_from_a_later_turn_rebuilds_the_backends_and_still_passes(
+    tmp_path: Path,
+) -> None:
+    from toolproof.engine import replay_step
+
+    entry = upstream.load_entries("multi_turn_miss_func")[0]
+    task_id = str(entry["id"])
+    _run("bfcl:multi_turn_miss_func", "oracle", tmp_path / "run", [task_id])
+    with RunReader(tmp_path / "run") as reader:
+        first = reader.record(f"{task_id}#0")
+    assert first is not None and first.score.passed
+    steps = first.trajectory.steps
+    cut = next(i for i, s in enumerate(steps) if s.annotations["user_turn"] == 3)  # miss_func turn
+    record = asyncio.run(replay_step(tmp_path / "run", task_id, cut, "oracle", tmp_path / "again"))
+    assert record.score.passed, record.score.checks[0].detail
+    assert record.trajectory.parent == f"{first.trajectory.episode_id}@{cut}"
+    calls = [c.name for s in record.trajectory.steps[cut:] for c in s.message.tool_calls]
+    assert "sort" in calls  # the held-back tool, offered again from its turn

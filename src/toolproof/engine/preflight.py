@@ -23,7 +23,9 @@ It lives in the engine because it needs both ``tools`` and ``scoring``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +167,19 @@ def _names(tools: dict[str, ToolImpl]) -> str:
     return ", ".join(sorted(tools)) or "none"
 
 
+@lru_cache(maxsize=4096)
+def _schema_problem(schema: str) -> str | None:
+    """Why a tool's parameter schema (as sorted JSON) is not valid JSON Schema, or None.
+
+    Cached: a provided suite repeats the same tools over hundreds of tasks.
+    """
+    try:
+        Draft202012Validator.check_schema(json.loads(schema))
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
 def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     """The task's tools by name; None (after reporting why) when one does not exist."""
     load_builtin()
@@ -172,12 +187,11 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     missing = False
     for index, entry in enumerate(task.tools):
         if isinstance(entry, InlineTool):
-            try:
-                Draft202012Validator.check_schema(entry.parameters)
-            except SchemaError as exc:
+            problem = _schema_problem(json.dumps(entry.parameters, sort_keys=True))
+            if problem is not None:
                 report.add(
                     ("tools", index, "parameters"),
-                    f"not a valid JSON Schema: {exc.message}; fix the schema",
+                    f"not a valid JSON Schema: {problem}; fix the schema",
                 )
                 missing = True
             if entry.handler is not None and entry.handler not in tool_handlers():

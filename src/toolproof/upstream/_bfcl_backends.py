@@ -21,6 +21,7 @@ import copy
 import importlib
 import inspect
 import json
+from functools import cache
 from typing import Any
 
 from toolproof.tools import ToolContext, ToolError, tool_handler
@@ -135,15 +136,21 @@ def backends(state: dict[str, Any], extras: dict[str, Any]) -> Backends:
 
 def method_parameters(classes: list[str]) -> dict[str, list[str]]:
     """Each public method's parameter names, in order (to read positional ground truth)."""
-    paths, _ = _backend_config()
     out: dict[str, list[str]] = {}
     for name in classes:
-        cls = _backend_class(paths[name], name)
-        for method_name, fn in inspect.getmembers(cls, predicate=inspect.isfunction):
-            if not method_name.startswith("_"):
-                params = list(inspect.signature(fn).parameters)[1:]  # without self
-                out[method_name] = params
+        out.update({k: list(v) for k, v in _class_parameters(name).items()})
     return out
+
+
+@cache
+def _class_parameters(name: str) -> dict[str, tuple[str, ...]]:
+    paths, _ = _backend_config()
+    cls = _backend_class(paths[name], name)
+    return {
+        method_name: tuple(inspect.signature(fn).parameters)[1:]  # without self
+        for method_name, fn in inspect.getmembers(cls, predicate=inspect.isfunction)
+        if not method_name.startswith("_")
+    }
 
 
 @tool_handler(HANDLER)

@@ -47,14 +47,14 @@ def installed_version() -> str | None:
 
 
 def require() -> None:
-    """Make sure ``bfcl-eval`` is importable, with BFCL's model table stood in for if need be.
+    """Make sure ``bfcl-eval`` is installed (the multi-turn checker and backends need no
+    model table, so none is imported: with the full install that would import every SDK).
 
     Raises:
         UpstreamMissing: ``bfcl-eval`` is not installed.
     """
     if installed_version() is None:
         raise UpstreamMissing(f"BFCL needs the bfcl-eval package: {EXTRA_HINT}")
-    _model_config_module()
 
 
 @dataclass(frozen=True)
