@@ -187,11 +187,11 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     missing = False
     for index, entry in enumerate(task.tools):
         if isinstance(entry, InlineTool):
-            problem = _schema_problem(json.dumps(entry.parameters, sort_keys=True))
-            if problem is not None:
+            invalid = _schema_problem(json.dumps(entry.parameters, sort_keys=True))
+            if invalid is not None:
                 report.add(
                     ("tools", index, "parameters"),
-                    f"not a valid JSON Schema: {problem}; fix the schema",
+                    f"not a valid JSON Schema: {invalid}; fix the schema",
                 )
                 missing = True
             if entry.handler is not None and entry.handler not in tool_handlers():
