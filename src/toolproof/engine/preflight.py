@@ -167,17 +167,30 @@ def _names(tools: dict[str, ToolImpl]) -> str:
     return ", ".join(sorted(tools)) or "none"
 
 
-@lru_cache(maxsize=4096)
-def _schema_problem(schema: str) -> str | None:
-    """Why a tool's parameter schema (as sorted JSON) is not valid JSON Schema, or None.
+def _parameters_problem(schema: dict[str, Any]) -> str | None:
+    """Why a tool's parameter schema is not valid JSON Schema, or None.
 
-    Cached: a provided suite repeats the same tools over hundreds of tasks.
+    Cached by its JSON text: a provided suite repeats the same tools over hundreds of
+    tasks. A schema that is no JSON text (a YAML date in it) is checked as it is.
     """
     try:
-        Draft202012Validator.check_schema(json.loads(schema))
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _check_schema(schema)
+    return _cached_problem(text)
+
+
+def _check_schema(schema: Any) -> str | None:
+    try:
+        Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         return str(exc.message)
     return None
+
+
+@lru_cache(maxsize=4096)
+def _cached_problem(text: str) -> str | None:
+    return _check_schema(json.loads(text))
 
 
 def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
@@ -187,7 +200,7 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     missing = False
     for index, entry in enumerate(task.tools):
         if isinstance(entry, InlineTool):
-            invalid = _schema_problem(json.dumps(entry.parameters, sort_keys=True))
+            invalid = _parameters_problem(entry.parameters)
             if invalid is not None:
                 report.add(
                     ("tools", index, "parameters"),
