@@ -344,7 +344,7 @@ def refuse_driven(instance: TaskInstance, agent_label: str) -> None:
                 Problem(
                     None,
                     None,
-                    f"task {instance.task.id}",
+                    "agent",
                     f"task {instance.task.id} has {turns + 1} user turns; agent "
                     f"{agent_label!r} owns its loop (run()) and cannot take a follow-up user "
                     "message: use a harness-driven agent (oracle, openai, anthropic, http, or "
