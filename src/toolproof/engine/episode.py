@@ -39,14 +39,7 @@ from toolproof.agents import (
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
-from toolproof.spec import (
-    PolicySpec,
-    Problem,
-    SandboxSpec,
-    SpecError,
-    TaskInstance,
-    effective_sandbox,
-)
+from toolproof.spec import PolicySpec, SandboxSpec, SpecError, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
 from toolproof.tools.policy import TaskPolicy, requested_stop
 from toolproof.tools.pool import ToolPool
@@ -56,6 +49,7 @@ from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
+from .turns import NEXT_USER_TURN, USER_TURN, current_user_turn, refuse_driven
 
 
 @dataclass
@@ -312,46 +306,6 @@ def _score(
     finally:
         if close:
             world.close()
-
-
-USER_TURN = "user_turn"
-"""Step annotation: the index of the user turn the step belongs to (0: the first prompt)."""
-NEXT_USER_TURN = "next_user_turn"
-"""Step annotation on a turn's last step: the user turn its observations start."""
-
-
-def current_user_turn(steps: Sequence[Step]) -> int:
-    """The user turn the next step belongs to, after ``steps``."""
-    if not steps:
-        return 0
-    notes = steps[-1].annotations
-    return int(notes.get(NEXT_USER_TURN, notes.get(USER_TURN, 0)))
-
-
-def refuse_driven(instance: TaskInstance, agent_label: str) -> None:
-    """Stop the run when an agent that owns its loop meets a task with further user turns.
-
-    Such an agent returns one final answer and cannot be sent a follow-up user message;
-    running it anyway would score the first turn alone.
-
-    Raises:
-        SpecError: the task has user turns.
-    """
-    turns = len(instance.task.user_turns)
-    if turns:
-        raise SpecError(
-            [
-                Problem(
-                    None,
-                    None,
-                    "agent",
-                    f"task {instance.task.id} has {turns + 1} user turns; agent "
-                    f"{agent_label!r} owns its loop (run()) and cannot take a follow-up user "
-                    "message: use a harness-driven agent (oracle, openai, anthropic, http, or "
-                    "a python: agent with act())",
-                )
-            ]
-        )
 
 
 async def _loop(
