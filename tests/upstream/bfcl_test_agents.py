@@ -74,3 +74,29 @@ class _Driven:
 def driven(ctx: Any) -> _Driven:
     """An agent that owns its loop (and so cannot take a second user turn)."""
     return _Driven()
+
+
+class _HostileMulti:
+    """Every kind of bad call on a BFCL backend world in the first turn, then replies."""
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        if observation.step == 0:
+            bad: list[tuple[str, dict[str, Any]]] = [
+                ("open", {"file": "/etc/passwd"}),  # not a tool
+                ("cd", {"folder": 123}),  # the schema refuses it
+                ("mkdir", {"dir_name": "x", "__class__": 1}),  # the method refuses it
+                ("cat", {"file_name": "../../../../etc/passwd"}),  # BFCL's own in-memory error
+                ("sort", {"file_name": "x"}),  # held back until a later turn (miss_func)
+            ]
+            return AgentTurn(
+                tool_calls=[
+                    ToolCall(id=f"h{n}", name=name, arguments=args)
+                    for n, (name, args) in enumerate(bad)
+                ]
+            )
+        return AgentTurn(content="done")
+
+
+def hostile_multi(ctx: Any) -> _HostileMulti:
+    """Bad calls on a multi-turn BFCL world."""
+    return _HostileMulti()

@@ -207,6 +207,10 @@ def test_failure_detail_carries_bfcls_error_type() -> None:
     wrong[0] = [["mkdir(dir_name='somewhere_else')"]]
     result = ours(task, trajectory(task, wrong, entry))
     assert "multi_turn:instance_state_mismatch" in result.detail
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    left = [n for n in vars(multi_turn_utils) if n.startswith("toolproof_")]
+    assert left == []  # the checker's instances are not kept between scorings
 
 
 def test_an_unfinished_episode_is_force_terminated() -> None:
@@ -373,3 +377,23 @@ def test_replaying_from_a_later_turn_rebuilds_the_backends_and_still_passes(
     assert record.trajectory.parent == f"{first.trajectory.episode_id}@{cut}"
     calls = [c.name for s in record.trajectory.steps[cut:] for c in s.message.tool_calls]
     assert "sort" in calls  # the held-back tool, offered again from its turn
+
+
+def test_hostile_calls_on_a_backend_world_are_the_agents_errors(tmp_path: Path) -> None:
+    entry = upstream.load_entries("multi_turn_miss_func")[0]
+    summary = _run(
+        "bfcl:multi_turn_miss_func",
+        "python:bfcl_test_agents:hostile_multi",
+        tmp_path,
+        [str(entry["id"])],
+    )
+    assert summary["success"]["successes"] == 0 and summary["episodes"]["infra_errors"] == 0
+    with RunReader(tmp_path) as reader:
+        record = reader.record(f"{entry['id']}#0")
+    assert record is not None and record.trajectory.termination is Termination.COMPLETED
+    kinds = [r.error_kind for r in record.trajectory.steps[0].results]
+    assert kinds == ["unknown_tool", "invalid_arguments", "tool_error", None, "unknown_tool"]
+    mkdir = record.trajectory.steps[0].results[2].content
+    assert mkdir.startswith("error: Error during execution: ")
+    assert "Invalid character" in record.trajectory.steps[0].results[3].content  # BFCL's own
+    assert "multi_turn_checker" in record.score.checks[0].detail
