@@ -77,7 +77,9 @@ def corpus(entry: dict[str, Any], truth: list[list[str]]) -> list[tuple[str, Dec
     parsed = [[multi.parse_call(c, params, entry) for c in turn] for turn in truth]
     right: Decoded = [[list(turn)] if turn else [] for turn in truth]
     out: list[tuple[str, Decoded]] = [("correct", right), ("no_calls", [[] for _ in truth])]
-    out.append(("one_step_per_call", [[[c] for c in turn] for turn in truth]))
+    if all(len(turn) <= multi_check.MAX_STEPS_PER_TURN for turn in truth):
+        # (more steps than that in a turn: BFCL's inference itself would force-quit)
+        out.append(("one_step_per_call", [[[c] for c in turn] for turn in truth]))
     filled = [i for i, turn in enumerate(truth) if turn]
     first = filled[0]
     with_args = next(((i, j) for i in filled for j, c in enumerate(parsed[i]) if c.args), None)
@@ -188,7 +190,8 @@ def test_toolproof_agrees_with_multi_turn_checker_on_every_corpus_play(category:
             theirs = upstream_verdict(decoded, truth, entry)
             assert result.passed == theirs, (entry["id"], kind, decoded, result.detail)
             kinds[(kind, theirs)] += 1
-    assert kinds[("correct", True)] == kinds[("one_step_per_call", True)] == len(entries)
+    assert kinds[("correct", True)] == len(entries)
+    assert kinds[("one_step_per_call", False)] == 0 and kinds[("one_step_per_call", True)] > 0
     assert kinds[("no_calls", False)] == len(entries)
     assert kinds[("missing_call", False)] + kinds[("wrong_argument", False)] > 0
     assert kinds[("calls_a_turn_late", False)] > 0
