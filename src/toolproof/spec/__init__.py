@@ -53,8 +53,10 @@ if TYPE_CHECKING:
         ParamSpec,
         Solution,
         SolutionCall,
+        SolutionTurn,
         Task,
         TaskType,
+        UserTurn,
         WorldSpec,
     )
     from .user import (
@@ -132,8 +134,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "ParamSpec",
         "Solution",
         "SolutionCall",
+        "SolutionTurn",
         "Task",
         "TaskType",
+        "UserTurn",
         "WorldSpec",
     ),
     "user": (
@@ -177,6 +181,7 @@ __all__ = [
     "SandboxSpec",
     "Solution",
     "SolutionCall",
+    "SolutionTurn",
     "SpecError",
     "StateCheck",
     "Suite",
@@ -188,6 +193,7 @@ __all__ = [
     "UserFact",
     "UserSpec",
     "UserTopic",
+    "UserTurn",
     "WorldSpec",
     "all_checks",
     "builtin_suite_names",
