@@ -26,8 +26,8 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # [dev] pulls in every optional integration ([all]) plus the test and lint tools.
 .venv/bin/python -m pip install -q -e '.[dev]'
 # BFCL's data and checkers without bfcl-eval's heavy dependency list (torch, provider SDKs): the
-# checkers toolproof calls need only filelock beside the standard library (docs/bfcl.md).
-.venv/bin/python -m pip install -q --no-deps 'bfcl-eval==2026.3.23' filelock
+# checkers toolproof calls need only filelock and mpmath (BFCL's MathAPI backend) (docs/bfcl.md).
+.venv/bin/python -m pip install -q --no-deps 'bfcl-eval==2026.3.23' filelock 'mpmath==1.3.0'
 # The lint suite's pinned ruff and ESLint, installed once into a reused cache (never at agent time).
 .venv/bin/toolproof env setup lint
 

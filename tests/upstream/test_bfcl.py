@@ -30,6 +30,8 @@ from toolproof.upstream import _bfcl_upstream as upstream
 from toolproof.upstream import bfcl
 
 Response = list[dict[str, dict[str, Any]]]
+SINGLE_TURN = tuple(c for c in bfcl.CATEGORIES if c not in bfcl.MULTI_TURN_CATEGORIES)
+"""The categories one response decides (multi-turn: test_bfcl_multi_turn.py)."""
 
 
 @cache
@@ -142,7 +144,7 @@ def _upstream_verdict(task: Any, response: Response) -> bool:
     return bool(result["valid"])
 
 
-@pytest.mark.parametrize("category", bfcl.CATEGORIES)
+@pytest.mark.parametrize("category", SINGLE_TURN)
 def test_toolproof_agrees_with_bfcl_eval_on_every_corpus_response(category: str) -> None:
     suite = _suite(category)
     kinds: Counter[tuple[str, bool]] = Counter()
@@ -187,7 +189,7 @@ def _run(suite: str, agent: str, out: Path, tasks: list[str]) -> dict[str, Any]:
     return asyncio.run(Runner(config, out, parallel=4).run())
 
 
-@pytest.mark.parametrize("category", bfcl.CATEGORIES)
+@pytest.mark.parametrize("category", SINGLE_TURN)
 def test_oracle_passes_and_noop_fails_through_the_engine(category: str, tmp_path: Path) -> None:
     suite = _suite(category)
     picked = [t.id for t in suite.tasks if "bfcl-unsatisfiable" not in t.tags][:4]
@@ -266,7 +268,7 @@ def test_every_tool_schema_is_valid_json_schema_and_java_js_take_strings() -> No
     from jsonschema import Draft202012Validator
 
     seen: set[str] = set()
-    for category in bfcl.CATEGORIES:
+    for category in SINGLE_TURN:
         for task in _suite(category).tasks:
             for tool in task.tools:
                 assert not isinstance(tool, str)

@@ -67,3 +67,17 @@ def test_list_names_the_install_command_when_the_package_is_missing(
     assert "bfcl           not installed: pip install --no-deps 'bfcl-eval==2026.3.23'" in (
         listed.out
     )
+
+
+def test_a_multi_turn_category_refuses_an_agent_that_owns_its_loop(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    pytest.importorskip("mpmath", reason="BFCL's MathAPI backend needs mpmath==1.3.0")
+    agent = "python:bfcl_test_agents:driven"
+    out = tmp_path / "run"
+    refused = invoke(
+        "run", "bfcl:multi_turn_base", "--agent", agent, "-t", "multi_turn_base_0", "--out", out
+    )
+    assert refused.code != 0 and "Traceback" not in refused.err
+    assert "task multi_turn_base_0 has 4 user turns; agent" in refused.err
+    assert "cannot take a follow-up user message" in refused.err

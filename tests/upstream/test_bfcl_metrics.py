@@ -60,3 +60,23 @@ def test_infra_errors_are_left_out_and_other_tasks_ignored() -> None:
         "simple_python": {"accuracy": 1.0, "total_count": 2, "run": True}
     }
     assert bfcl_summary({"core_task": tasks["core_task"]}) is None
+
+
+def test_multi_turn_is_the_unweighted_mean_of_its_four_categories_at_weight_30() -> None:
+    tasks = _tasks(
+        {
+            "multi_turn_base": (3, 4),  # 0.75
+            "multi_turn_miss_func": (1, 1),  # 1.0
+            "multi_turn_miss_param": (0, 3),  # 0.0
+            "multi_turn_long_context": (1, 4),  # 0.25 -> mean 0.5, not weighted by count
+        }
+    )
+    section = bfcl_summary(tasks)
+    assert section is not None
+    group = section["groups"]["multi_turn"]
+    assert group == {"accuracy": pytest.approx(0.5), "total_count": 12, "run": True}
+    assert section["categories"]["multi_turn_base"]["accuracy"] == pytest.approx(0.75)
+    assert section["overall"] == pytest.approx(0.5 * 30 / 100)
+    partial = bfcl_summary(_tasks({"multi_turn_base": (1, 1)}))
+    assert partial is not None and partial["groups"]["multi_turn"]["run"] is False
+    assert partial["groups"]["multi_turn"]["accuracy"] == pytest.approx(0.25)  # others count 0

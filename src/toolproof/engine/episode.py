@@ -39,7 +39,7 @@ from toolproof.agents import (
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
-from toolproof.spec import PolicySpec, SandboxSpec, TaskInstance, effective_sandbox
+from toolproof.spec import PolicySpec, SandboxSpec, SpecError, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
 from toolproof.tools.policy import TaskPolicy, requested_stop
 from toolproof.tools.pool import ToolPool
@@ -49,6 +49,7 @@ from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
+from .turns import NEXT_USER_TURN, USER_TURN, current_user_turn, refuse_driven
 
 
 @dataclass
@@ -205,6 +206,7 @@ async def run_episode(
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
+        gateway.offer_only(instance.task.hidden_tools(current_user_turn(recorder.steps)))
         try:  # the user's factory on a thread: one that blocks stalls only this episode
             agent = await build_agent_for(  # the key: built-ins only
                 factory, instance, gateway.schemas, limits.step_timeout_s
@@ -214,6 +216,7 @@ async def run_episode(
         else:
             try:
                 if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+                    refuse_driven(instance, options.agent_label)
                     termination, answer, error = await _drive(
                         agent, recorder, gateway, instance, prompt
                     )
@@ -228,6 +231,10 @@ async def run_episode(
             termination, answer, error = stop[0], None, stop[1]
     except ToolCrash as exc:
         termination, error = Termination.INFRA_ERROR, str(exc)
+    except SpecError:  # the run's configuration cannot run this task: the run stops
+        if own_world:
+            world.close()
+        raise
     except Exception as exc:  # a harness failure outside the agent's turn
         termination, error = Termination.INFRA_ERROR, _error_text(exc)
     except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
@@ -319,6 +326,8 @@ async def _loop(
             for r in past.results
         )
         messages.extend(past.observations)
+    user_turns = instance.task.user_turns
+    turn_index = current_user_turn(recorder.steps)
     for step in range(len(recorder.steps), limits.max_steps):
         remaining = limits.total_timeout_s - (time.perf_counter() - t0)
         if remaining <= 0:
@@ -342,6 +351,25 @@ async def _loop(
         notes: dict[str, Any] | None = {"retries": turn.retries} if turn.retries else None
         if a0 - q0 > 0.001:
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
+        if user_turns:
+            notes = {**(notes or {}), USER_TURN: turn_index}
+        if not turn.tool_calls and turn_index < len(user_turns) and not turn.give_up:
+            # the reply ends this user turn; the next user message follows it
+            message = Message(role="assistant", content=turn.content)
+            user = Message(role="user", content=user_turns[turn_index].content)
+            turn_index += 1
+            await recorder.record(
+                message,
+                [],
+                agent_s=agent_s,
+                tool_s=0.0,
+                usage=turn.usage,
+                observations=[user],
+                annotations={**(notes or {}), NEXT_USER_TURN: turn_index},
+            )
+            gateway.offer_only(instance.task.hidden_tools(turn_index))
+            messages.extend([message, user])
+            continue
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
             await recorder.record(

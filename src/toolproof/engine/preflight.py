@@ -11,7 +11,8 @@ layer checks (fields, templates, numbers, paths), this checks that:
   agent makes) names an offered tool, and its arguments, as rendered for each
   epoch the loader checked, pass that tool's schema, the same validation the tool
   gateway applies during a run;
-* every fault names an offered tool, and a simulated user a registered simulator;
+* every fault and every later user turn's ``tools`` names an offered tool, every inline
+  tool's ``handler`` is registered, and a simulated user names a registered simulator;
 * every ``custom`` check's function is registered or imports (``module:attr``,
   found in the suite directory or on the path, as scoring finds it);
 * the task's checks and level rules cannot credit doing nothing
@@ -22,7 +23,9 @@ It lives in the engine because it needs both ``tools`` and ``scoring``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,14 @@ from toolproof.spec import (
     validate_target,
 )
 from toolproof.spec.providers import is_provided
-from toolproof.tools import ToolImpl, load_builtin, registry, resolve_tools, toolkits
+from toolproof.tools import (
+    ToolImpl,
+    load_builtin,
+    registry,
+    resolve_tools,
+    tool_handlers,
+    toolkits,
+)
 from toolproof.tools.toolkits.user import user_simulators
 
 __all__ = ["check_suite_tasks", "check_target", "load_checked_suite", "task_problems"]
@@ -123,6 +133,13 @@ def task_problems(task: Task, file: Path, root: Path, *, solutions: bool = True)
     if offered is not None:
         if solutions:
             _solution_problems(task, offered, report)
+        for number, turn in enumerate(task.user_turns):
+            for index, name in enumerate(turn.tools):
+                if name not in offered:
+                    report.add(
+                        ("user_turns", number, "tools", index),
+                        f"{name!r} is not one of this task's tools ({_names(offered)})",
+                    )
         for index, fault in enumerate(task.faults):
             if fault.tool not in offered:
                 report.add(
@@ -150,6 +167,32 @@ def _names(tools: dict[str, ToolImpl]) -> str:
     return ", ".join(sorted(tools)) or "none"
 
 
+def _parameters_problem(schema: dict[str, Any]) -> str | None:
+    """Why a tool's parameter schema is not valid JSON Schema, or None.
+
+    Cached by its JSON text: a provided suite repeats the same tools over hundreds of
+    tasks. A schema that is no JSON text (a YAML date in it) is checked as it is.
+    """
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _check_schema(schema)
+    return _cached_problem(text)
+
+
+def _check_schema(schema: Any) -> str | None:
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _cached_problem(text: str) -> str | None:
+    return _check_schema(json.loads(text))
+
+
 def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     """The task's tools by name; None (after reporting why) when one does not exist."""
     load_builtin()
@@ -157,12 +200,18 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     missing = False
     for index, entry in enumerate(task.tools):
         if isinstance(entry, InlineTool):
-            try:
-                Draft202012Validator.check_schema(entry.parameters)
-            except SchemaError as exc:
+            invalid = _parameters_problem(entry.parameters)
+            if invalid is not None:
                 report.add(
                     ("tools", index, "parameters"),
-                    f"not a valid JSON Schema: {exc.message}; fix the schema",
+                    f"not a valid JSON Schema: {invalid}; fix the schema",
+                )
+                missing = True
+            if entry.handler is not None and entry.handler not in tool_handlers():
+                report.add(
+                    ("tools", index, "handler"),
+                    f"no tool handler {entry.handler!r}; registered: "
+                    f"{', '.join(sorted(tool_handlers())) or 'none'}",
                 )
                 missing = True
         elif entry.endswith(".*") and entry[:-2] not in kits:

@@ -45,8 +45,10 @@ from .task import (
     ParamSpec,
     Solution,
     SolutionCall,
+    SolutionTurn,
     Task,
     TaskType,
+    UserTurn,
     WorldSpec,
 )
 from .user import (
@@ -88,6 +90,7 @@ __all__ = [
     "SandboxSpec",
     "Solution",
     "SolutionCall",
+    "SolutionTurn",
     "SpecError",
     "StateCheck",
     "Suite",
@@ -99,6 +102,7 @@ __all__ = [
     "UserFact",
     "UserSpec",
     "UserTopic",
+    "UserTurn",
     "WorldSpec",
     "all_checks",
     "builtin_suite_names",

@@ -60,6 +60,13 @@ def _name_problems(task: Task, report: _Report) -> None:
         tool = call.get("tool")
         if tool not in allowed and not has_toolkit:
             report.add((*loc, "tool"), f"{tool!r} is not in this task's tools; add it to tools")
+    for number, turn in enumerate(task.user_turns):
+        for index, name in enumerate(turn.tools):
+            if name not in allowed and not has_toolkit:
+                report.add(
+                    ("user_turns", number, "tools", index),
+                    f"{name!r} is not in this task's tools; add it to tools",
+                )
     for index, fault in enumerate(task.faults):
         if fault.tool not in allowed and not has_toolkit:
             report.add(("faults", index, "tool"), f"{fault.tool!r} is not in this task's tools")
@@ -71,14 +78,21 @@ def _name_problems(task: Task, report: _Report) -> None:
 def solution_calls(template: dict[str, Any]) -> Iterator[tuple[Loc, dict[str, Any]]]:
     """Each call of the reference solution as written, with its location in the file."""
     solution = template.get("solution")
-    calls = solution.get("calls") if isinstance(solution, dict) else None
-    for index, item in enumerate(calls if isinstance(calls, list) else []):
-        if isinstance(item, list):
-            for inner, call in enumerate(item):
-                if isinstance(call, dict):
-                    yield ("solution", "calls", index, inner), call
-        elif isinstance(item, dict):
-            yield ("solution", "calls", index), item
+    if not isinstance(solution, dict):
+        return
+    turns = solution.get("turns")
+    places: list[tuple[Loc, Any]] = [(("solution",), solution)]
+    for number, turn in enumerate(turns if isinstance(turns, list) else []):
+        places.append((("solution", "turns", number), turn))
+    for where, part in places:
+        calls = part.get("calls") if isinstance(part, dict) else None
+        for index, item in enumerate(calls if isinstance(calls, list) else []):
+            if isinstance(item, list):
+                for inner, call in enumerate(item):
+                    if isinstance(call, dict):
+                        yield (*where, "calls", index, inner), call
+            elif isinstance(item, dict):
+                yield (*where, "calls", index), item
 
 
 def all_checks(task: Task) -> Iterator[tuple[Loc, Check]]:

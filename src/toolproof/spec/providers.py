@@ -37,7 +37,7 @@ PROVIDERS: dict[str, SuiteProvider] = {
     "bfcl": SuiteProvider(
         "toolproof.upstream.bfcl:build_suite",
         "bfcl-eval",
-        "pip install --no-deps 'bfcl-eval==2026.3.23' filelock",
+        "pip install --no-deps 'bfcl-eval==2026.3.23' filelock mpmath==1.3.0",
     ),
 }
 _NAME = re.compile(r"^(?P<prefix>[a-z][a-z0-9_]*)(?::(?P<part>[a-z0-9_]+))?$")

@@ -127,6 +127,13 @@ class InlineTool(BaseModel):
         "no result for these arguments",
         description="Error returned when no response matches.",
     )
+    handler: str | None = Field(
+        None,
+        description=(
+            "A registered tool handler that performs the call instead of responses "
+            "(code a suite provider registers, e.g. bfcl.call)."
+        ),
+    )
 
 
 class ParamSpec(BaseModel):
@@ -232,6 +239,17 @@ class SolutionCall(BaseModel):
     )
 
 
+class SolutionTurn(BaseModel):
+    """The reference play of one further user turn: its calls, then the reply ending it."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, coerce_numbers_to_str=True)
+
+    calls: list[SolutionCall | list[SolutionCall]] = Field(
+        default_factory=list, description="Calls in order; a nested list is one parallel turn."
+    )
+    answer: str = Field("", description="The text reply that ends this user turn.")
+
+
 class Solution(BaseModel):
     """The reference solution: tool calls (a list = calls made together) and the answer."""
 
@@ -240,7 +258,26 @@ class Solution(BaseModel):
     calls: list[SolutionCall | list[SolutionCall]] = Field(
         default_factory=list, description="Calls in order; a nested list is one parallel turn."
     )
-    answer: str = Field("", description="The final answer.")
+    answer: str = Field("", description="The final answer (with user_turns: the first reply).")
+    turns: list[SolutionTurn] = Field(
+        default_factory=list,
+        description="With user_turns: the reference play of each further user turn, in order.",
+    )
+
+
+class UserTurn(BaseModel):
+    """A further user message, sent when the agent ends the previous turn with a text reply."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    content: str = Field(description="The user's message.")
+    tools: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Names of the task's tools first offered at this turn (hidden before it, "
+            "e.g. a function the user adds later)."
+        ),
+    )
 
 
 class WorldSpec(BaseModel):
@@ -292,6 +329,13 @@ class Task(BaseModel):
     user: UserSpec | None = Field(
         None, description="A simulated user the agent can question with the ask_user tool."
     )
+    user_turns: list[UserTurn] = Field(
+        default_factory=list,
+        description=(
+            "Further user messages: each is sent when the agent replies without a tool call, "
+            "and the episode ends after the reply to the last."
+        ),
+    )
     attack: AttackSpec | None = Field(
         None, description="An attack planted in the world, scored apart from the task."
     )
@@ -311,6 +355,20 @@ class Task(BaseModel):
     levels: Levels = Field(default_factory=Levels, description="Graded level rules.")
     solution: Solution = Field(description="The reference solution.")
     _template: dict[str, Any] | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _turns_fit(self) -> Task:
+        if len(self.solution.turns) > len(self.user_turns):
+            raise ValueError(
+                f"solution.turns has {len(self.solution.turns)} entries but the task has "
+                f"{len(self.user_turns)} user_turns; give at most one per user turn"
+            )
+        return self
+
+    def hidden_tools(self, turn: int) -> set[str]:
+        """Tool names not yet offered at user turn ``turn`` (0: the first prompt)."""
+        return {name for later in self.user_turns[turn:] for name in later.tools}
+
     _source: SourceMap | None = PrivateAttr(None)
     _drawn: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 

@@ -8,7 +8,7 @@ Map::
 
 from .base import Tool, ToolContext, ToolError, ToolImpl, registry, schema_from_function, tool
 from .gateway import CallPolicy, ToolCrash, ToolGateway
-from .inline import InlineToolImpl
+from .inline import InlineToolImpl, ToolHandler, tool_handler, tool_handlers
 from .resolve import resolve_tools, toolkits
 from .toolkits import load_builtin
 
@@ -20,11 +20,14 @@ __all__ = [
     "ToolCrash",
     "ToolError",
     "ToolGateway",
+    "ToolHandler",
     "ToolImpl",
     "load_builtin",
     "registry",
     "resolve_tools",
     "schema_from_function",
     "tool",
+    "tool_handler",
+    "tool_handlers",
     "toolkits",
 ]

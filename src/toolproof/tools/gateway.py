@@ -76,10 +76,26 @@ class ToolGateway:
         self.timeout_s = timeout_s
         self._pool = pool or _DEFAULT_POOL
         self.schemas: list[ToolSchema] = [t.schema for t in tools]
+        self._hidden: frozenset[str] = frozenset()
         self.crash: str | None = None
         """Why a tool crashed in this episode (the first crash), or None."""
         self.queue_s = 0.0
         """Seconds this episode's blocking calls waited for a worker thread, in all."""
+
+    def offer_only(self, hidden: set[str]) -> None:
+        """Hide these tools from the agent (schemas, calls) until offered again.
+
+        A task with further user turns may offer a tool from a later turn on; a call to
+        a hidden tool is answered as a call to an unknown tool.
+
+        Raises:
+            ValueError: a name that is not one of the gateway's tools.
+        """
+        unknown = sorted(hidden - set(self._tools))
+        if unknown:
+            raise ValueError(f"no tool named {', '.join(map(repr, unknown))} to hide")
+        self._hidden = frozenset(hidden)
+        self.schemas = [t.schema for name, t in self._tools.items() if name not in hidden]
 
     def kind(self, name: str) -> ToolKind | None:
         """The kind of a tool, or None if unknown."""
@@ -120,9 +136,9 @@ class ToolGateway:
             ToolCrash: the tool itself crashed (not the agent's fault).
         """
         started = time.perf_counter()
-        tool = self._tools.get(call.name)
+        tool = self._tools.get(call.name) if call.name not in self._hidden else None
         if tool is None:
-            names = ", ".join(sorted(self._tools)) or "none"
+            names = ", ".join(sorted(set(self._tools) - self._hidden)) or "none"
             return self._error(
                 call, "unknown_tool", f"error: no tool named {call.name!r}; tools: {names}", started
             )

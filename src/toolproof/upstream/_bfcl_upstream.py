@@ -27,7 +27,8 @@ DISTRIBUTION = "bfcl-eval"
 PINNED_VERSION = "2026.3.23"
 """The ``bfcl-eval`` release whose data and checker this integration was proven on."""
 EXTRA_HINT = (
-    "pip install --no-deps 'bfcl-eval==2026.3.23' filelock (or pip install 'toolproof[bfcl]')"
+    "pip install --no-deps 'bfcl-eval==2026.3.23' filelock mpmath==1.3.0 "
+    "(or pip install 'toolproof[bfcl]')"
 )
 CHECKER_MODEL = "toolproof"
 """The model name handed to BFCL's checker: its names are BFCL's own (dots kept)."""
@@ -43,6 +44,17 @@ def installed_version() -> str | None:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return None
+
+
+def require() -> None:
+    """Make sure ``bfcl-eval`` is installed (the multi-turn checker and backends need no
+    model table, so none is imported: with the full install that would import every SDK).
+
+    Raises:
+        UpstreamMissing: ``bfcl-eval`` is not installed.
+    """
+    if installed_version() is None:
+        raise UpstreamMissing(f"BFCL needs the bfcl-eval package: {EXTRA_HINT}")
 
 
 @dataclass(frozen=True)
@@ -137,12 +149,23 @@ def load_entries(category: str) -> tuple[dict[str, Any], ...]:
 
 
 @cache
-def load_answers(category: str) -> dict[str, list[dict[str, Any]]]:
+def function_docs(class_name: str) -> tuple[dict[str, Any], ...]:
+    """BFCL's function documents of one backend class (``multi_turn_func_doc/``)."""
+    require()
+    from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
+
+    path = _data_file("multi_turn_func_doc", MULTI_TURN_FUNC_DOC_FILE_MAPPING[class_name])
+    text = path.read_text(encoding="utf-8")
+    return tuple(json.loads(line) for line in text.splitlines() if line.strip())
+
+
+@cache
+def load_answers(category: str) -> dict[str, list[Any]]:
     """Ground truth by entry id from ``possible_answer/BFCL_v4_<category>.json``."""
     path = _data_file("possible_answer", f"BFCL_v4_{category}.json")
     if not path.is_file():
         return {}
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Any]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
@@ -157,12 +180,17 @@ def data_root() -> Path:
 
 @cache
 def data_digest(category: str) -> str:
-    """sha256 of a category's question and answer files as installed."""
+    """sha256 of a category's question and answer files as installed (and, for the
+    multi-turn categories, the function documents their tools come from)."""
     sha = hashlib.sha256()
-    for path in (
+    paths = [
         _data_file(f"BFCL_v4_{category}.json"),
         _data_file("possible_answer", f"BFCL_v4_{category}.json"),
-    ):
+    ]
+    if category.startswith("multi_turn"):
+        docs = _data_file("multi_turn_func_doc")
+        paths += sorted((p for p in docs.iterdir() if p.name.endswith(".json")), key=str)
+    for path in paths:
         if path.is_file():
             sha.update(path.read_bytes())
         sha.update(b"\0")

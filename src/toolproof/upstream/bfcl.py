@@ -1,4 +1,4 @@
-"""BFCL v4 single-turn categories as a toolproof suite, built from the installed package.
+"""BFCL v4 categories as a toolproof suite, built from the installed package.
 
 Each BFCL entry becomes one :class:`~toolproof.spec.Task`: its question is the
 prompt, its function documents are inline tools (JSON Schema as BFCL's own
@@ -6,7 +6,8 @@ function-calling runs convert them), and its one check, ``bfcl.ast``, hands the
 calls of the agent's first turn to ``bfcl_eval``'s AST checker together with the
 possible answer. The oracle plays the possible answer (first acceptable value of
 each argument). Irrelevance categories pass exactly when the first turn makes no
-call, as in BFCL's ``relevance_file_runner``.
+call, as in BFCL's ``relevance_file_runner``. Multi-turn entries are built by
+:mod:`._bfcl_multi` (further user turns, worlds on BFCL's backend classes).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from toolproof.spec.task import Category, LimitsOverride, TaskType
 from . import _bfcl_check  # noqa: F401 - registers the bfcl.ast check function
 from . import _bfcl_upstream as upstream
 from ._bfcl_answers import oracle_call
+from ._bfcl_multi import MULTI_TURN_CATEGORIES, build_multi_turn_task
 
 AST_CATEGORIES: dict[str, str] = {
     "simple_python": "python",
@@ -52,16 +54,13 @@ IRRELEVANCE_CATEGORIES = ("irrelevance", "live_irrelevance")
 """Categories where the right answer is no call at all."""
 RELEVANCE_CATEGORIES = ("live_relevance",)
 """Categories where any function call passes (BFCL keeps no ground truth for them)."""
-CATEGORIES = (*AST_CATEGORIES, *IRRELEVANCE_CATEGORIES, *RELEVANCE_CATEGORIES)
-_MULTI_TURN = (
-    "not built yet: it needs follow-up user turns (a toolproof episode has one prompt) "
-    "and worlds on BFCL's backend classes"
+CATEGORIES = (
+    *AST_CATEGORIES,
+    *IRRELEVANCE_CATEGORIES,
+    *RELEVANCE_CATEGORIES,
+    *MULTI_TURN_CATEGORIES,
 )
 SKIPPED: dict[str, str] = {
-    **{
-        f"multi_turn_{name}": _MULTI_TURN
-        for name in ("base", "miss_func", "miss_param", "long_context")
-    },
     "memory": "needs rank_bm25 or sentence-transformers with faiss (heavy, not offline-light)",
     "web_search": "needs live web search (SerpAPI); nothing reaches the network here",
     "format_sensitivity": "a prompt-format sweep, not a task set of its own",
@@ -221,7 +220,7 @@ def build_task(category: str, entry: dict[str, Any], answer: list[dict[str, Any]
 
 
 def build_suite(category: str | None = None, *, allow_drift: bool = False) -> Suite:
-    """The BFCL suite: one category, or every supported single-turn category.
+    """The BFCL suite: one category, or every supported category.
 
     Raises:
         SpecError: bfcl-eval missing, a version other than the pinned one (without
@@ -253,7 +252,14 @@ def build_suite(category: str | None = None, *, allow_drift: bool = False) -> Su
     for name in chosen:
         answers = upstream.load_answers(name)
         for entry in upstream.load_entries(name):
-            task = build_task(name, entry, answers.get(str(entry["id"]), []))
+            answer = answers.get(str(entry["id"]), [])
+            if name in MULTI_TURN_CATEGORIES:
+                try:
+                    task = build_multi_turn_task(name, entry, answer, tool_name, _schema)
+                except upstream.UpstreamMissing as exc:
+                    raise SpecError([Problem(None, None, "suite", f"bfcl:{name}: {exc}")]) from None
+            else:
+                task = build_task(name, entry, answer)
             tasks.append(task)
             files[task.id] = upstream.data_root() / f"BFCL_v4_{name}.json"
         sha.update(name.encode() + b"\0" + upstream.data_digest(name).encode())

@@ -6,7 +6,8 @@ leaderboard's: non-live = unweighted mean of simple (itself the unweighted mean 
 Python, Java, JavaScript), multiple, parallel, parallel_multiple; live = mean
 weighted by entry count of the four live AST categories; irrelevance = unweighted
 mean of irrelevance and live_irrelevance; relevance = live_relevance (shown,
-not weighted); overall = 10/10/10/30/40 over non-live,
+not weighted); multi-turn = unweighted mean of multi_turn_base, _miss_func,
+_miss_param and _long_context; overall = 10/10/10/30/40 over non-live,
 live, irrelevance, multi-turn and agentic, a group not run counting 0 as BFCL
 counts it. Pure Python: this module never imports ``bfcl_eval``.
 """
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 OVERALL_WEIGHTS = {"non_live": 10, "live": 10, "irrelevance": 10, "multi_turn": 30, "agentic": 40}
+MULTI_TURN = ("base", "miss_func", "miss_param", "long_context")
 _TAG = "bfcl:"
 
 
@@ -70,12 +72,13 @@ def bfcl_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | Non
         [cat(f"live_{n}") for n in ("simple", "multiple", "parallel", "parallel_multiple")]
     )
     irrelevance = _unweighted([cat("irrelevance"), cat("live_irrelevance")])
+    multi_turn = _unweighted([cat(f"multi_turn_{n}") for n in MULTI_TURN])
     absent = {"accuracy": 0.0, "total_count": 0, "run": False}
     groups = {
         "non_live": non_live,
         "live": live,
         "irrelevance": irrelevance,
-        "multi_turn": absent,
+        "multi_turn": multi_turn,
         "agentic": absent,
     }
     weight = sum(OVERALL_WEIGHTS.values())

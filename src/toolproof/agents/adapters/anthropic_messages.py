@@ -142,6 +142,7 @@ class AnthropicMessagesAgent:
         self._options = options
         self._caller = caller
         self._tools = tools
+        self._offered: list[str] | None = None
         self._epoch = epoch
         self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=options.api_key or "unused",
@@ -171,6 +172,9 @@ class AnthropicMessagesAgent:
 
     async def act(self, observation: Observation) -> AgentTurn:
         """Ask the model for its next turn."""
+        names = [t.name for t in observation.tools]
+        if names != self._offered:  # a later user turn offers more tools (or the first turn)
+            self._tools, self._offered = anthropic_tools(observation.tools), names
         request = self.request(observation.messages)
         # The epoch keeps the k samples of a task apart in the cache.
         keyed = {"provider": "anthropic", "epoch": self._epoch, **request}

@@ -199,7 +199,6 @@ class HttpAgent:
     ) -> None:
         self.url = url
         self._caller = caller
-        self._tools = neutral_tools(ctx.tools)
         self._task = {"id": ctx.task_id, "epoch": ctx.epoch, "suite": ctx.suite}
         headers = {"user-agent": f"toolproof ({PROTOCOL})"}
         if options.api_key:
@@ -211,7 +210,7 @@ class HttpAgent:
         return {
             "protocol": PROTOCOL,
             "messages": [protocol_message(m) for m in observation.messages],
-            "tools": self._tools,
+            "tools": neutral_tools(observation.tools),  # a later user turn may offer more
             "step": observation.step,
             "task": self._task,
         }

@@ -123,6 +123,7 @@ class OpenAIChatAgent:
         self._options = options
         self._caller = caller
         self._tools = tools
+        self._offered: list[str] | None = None
         self._epoch = epoch
         self._client: AsyncOpenAI = openai.AsyncOpenAI(
             api_key=options.api_key or "unused",
@@ -149,6 +150,9 @@ class OpenAIChatAgent:
 
     async def act(self, observation: Observation) -> AgentTurn:
         """Ask the model for its next turn."""
+        names = [t.name for t in observation.tools]
+        if names != self._offered:  # a later user turn offers more tools (or the first turn)
+            self._tools, self._offered = openai_tools(observation.tools), names
         request = self.request(observation.messages)
         # The epoch keeps the k samples of a task apart in the cache.
         keyed = {"provider": "openai", "epoch": self._epoch, **request}

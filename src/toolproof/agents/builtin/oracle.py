@@ -32,23 +32,37 @@ class OracleAgent:
     def __init__(self, instance: TaskInstance, delay_s: float = 0.0) -> None:
         self._delay_s = delay_s
         solution = instance.task.solution
-        self._turns: list[list[SolutionCall]] = [
-            item if isinstance(item, list) else [item] for item in solution.calls
+        plays = [(solution.calls, solution.answer)]
+        plays += [(turn.calls, turn.answer) for turn in solution.turns]
+        self._plays: list[tuple[list[list[SolutionCall]], str]] = [
+            ([item if isinstance(item, list) else [item] for item in calls], answer)
+            for calls, answer in plays
         ]
-        self._answer = solution.answer
 
     async def act(self, observation: Observation) -> AgentTurn:
-        """The next reference turn, or the answer when none is left."""
-        index = observation.step
+        """The next reference turn, or the answer when none is left.
+
+        With further user turns, the user messages seen so far say which turn is on
+        and the assistant messages since the last of them how far into it the oracle is.
+        """
+        user_turn, index = 0, observation.step
+        if len(self._plays) > 1:
+            roles = [m.role for m in observation.messages]
+            user_turn = max(roles.count("user") - 1, 0)
+            last_user = len(roles) - 1 - roles[::-1].index("user") if "user" in roles else 0
+            index = roles[last_user:].count("assistant")
         if self._delay_s > 0:
             await asyncio.sleep(self._delay_s)
-        if index < len(self._turns):
-            calls = [
-                ToolCall(id=f"call_{index}_{n}", name=c.tool, arguments=dict(c.args))
-                for n, c in enumerate(self._turns[index])
+        calls, answer = self._plays[min(user_turn, len(self._plays) - 1)]
+        if user_turn >= len(self._plays):
+            calls = []
+        if index < len(calls):
+            made = [
+                ToolCall(id=f"call_{observation.step}_{n}", name=c.tool, arguments=dict(c.args))
+                for n, c in enumerate(calls[index])
             ]
-            return AgentTurn(tool_calls=calls)
-        return AgentTurn(content=self._answer)
+            return AgentTurn(tool_calls=made)
+        return AgentTurn(content=answer)
 
 
 @agent("oracle")
