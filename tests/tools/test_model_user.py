@@ -88,9 +88,11 @@ def test_a_huge_reply_is_capped() -> None:
     ],
 )
 def test_no_usable_reply_is_a_user_model_error_not_a_tool_error(answer: ScriptedReply) -> None:
-    with ModelServer([answer]) as server:
-        with pytest.raises(UserModelError, match="model:openai:sim") as caught:
-            _ask(_user(server.base_url), "Which account?")
+    with (
+        ModelServer([answer]) as server,
+        pytest.raises(UserModelError, match="model:openai:sim") as caught,
+    ):
+        _ask(_user(server.base_url), "Which account?")
     # not a ToolError: the tool gateway reports it as a crash, so the episode is infra_error
     assert not isinstance(caught.value, user_kit.ToolError)
 
