@@ -54,11 +54,15 @@ def test_user_model_from_the_cli_with_cache_and_no_key_on_disk(
         for name in ("one", "two"):
             result = invoke(
                 "run", suite, "-a", "oracle", "--user-model", "openai:sim", "--cache", cache,
-                "-o", tmp_path / name, "-q",
+                "-o", tmp_path / name,
             )  # fmt: skip
             assert result.code == 0, result.err
             assert "no --user-model" not in result.err
         assert server.calls == 1  # the second run was answered from the cache
+    # the console says what the user model spent, apart from the agent
+    assert "apart from the agent: user model openai:sim: 1 calls (1 cached), 40+4 tokens" in (
+        result.out + result.err
+    )
     summary = json.loads((tmp_path / "two" / "summary.json").read_text())
     assert summary["success"]["rate"] == 1.0
     assert summary["user_model"]["calls"] == summary["user_model"]["cached_calls"] == 1
