@@ -73,6 +73,17 @@ def test_a_one_megabyte_question_is_capped() -> None:
     assert len(str(request.raw)) < 3 * MAX_QUESTION_CHARS
 
 
+def test_an_endless_conversation_sends_only_the_last_exchanges() -> None:
+    spec = UserSpec.model_validate({**USER, "max_questions": None})
+    user = ModelUser(spec, api="openai", base_url="http://unused", model="m", label="openai:m")
+    past = tuple(Exchange(f"q{i}", f"r{i}", "model:openai:m") for i in range(500))
+    turns = user.messages("last?", past)
+    assert len(turns) == 2 * user_kit.MAX_HISTORY + 1
+    assert (
+        turns[0]["content"] == f"q{500 - user_kit.MAX_HISTORY}" and turns[-1]["content"] == "last?"
+    )
+
+
 def test_a_huge_reply_is_capped() -> None:
     with ModelServer([ScriptedReply("CHK-2 " * 50_000)]) as server:
         reply = _ask(_user(server.base_url), "Which account?")

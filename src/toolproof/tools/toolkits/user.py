@@ -13,6 +13,11 @@ and is chosen by ``user.simulator: llm`` in the task, or for a whole run by
 putting a simulator in ``ToolContext.scratch["user_simulator"]``. Every reply
 names the simulator that gave it (``answered_by``), so the trajectory records
 who played the user.
+
+``simulator: model`` is played by :class:`ModelUser` (a model behind the model
+gateway, chosen by ``toolproof run --user-model``; the engine puts one in
+``scratch``). Without a user model the registered ``model`` builder hands back
+the scripted user, so such a task stays playable offline.
 """
 
 from __future__ import annotations
@@ -112,6 +117,10 @@ MAX_QUESTION_CHARS = 4000
 MAX_REPLY_CHARS = 2000
 """The most characters of a model-played user's reply the agent gets."""
 
+MAX_HISTORY = 20
+"""The most earlier exchanges a model-played user is shown (a user with no
+``max_questions`` would otherwise send an ever longer conversation)."""
+
 _CUT = " ...[cut]"
 
 
@@ -191,7 +200,7 @@ class ModelUser:
     def messages(self, question: str, transcript: Sequence[Exchange]) -> list[dict[str, str]]:
         """The conversation as the model sees it: the agent's questions as user turns."""
         turns: list[dict[str, str]] = []
-        for past in transcript:
+        for past in transcript[-MAX_HISTORY:]:
             turns.append({"role": "user", "content": _cap(past.question, MAX_QUESTION_CHARS)})
             turns.append({"role": "assistant", "content": _cap(past.reply, MAX_REPLY_CHARS)})
         turns.append({"role": "user", "content": _cap(question, MAX_QUESTION_CHARS)})
