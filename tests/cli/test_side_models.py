@@ -67,6 +67,10 @@ def test_user_model_from_the_cli_with_cache_and_no_key_on_disk(
     assert summary["success"]["rate"] == 1.0
     assert summary["user_model"]["calls"] == summary["user_model"]["cached_calls"] == 1
     assert summary["config"]["user_model"] == "openai:sim"
+    # a resume under another user model is refused, naming it
+    resumed = invoke("run", "--resume", tmp_path / "one", "--user-model", "openai:other", "-q")
+    assert resumed.code == 2 and "Traceback" not in resumed.err
+    assert "user_model: the run used 'openai:sim', now 'openai:other'" in resumed.err
     for name in ("one", "two"):
         for file in (tmp_path / name).iterdir():
             if file.is_file():
