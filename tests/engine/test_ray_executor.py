@@ -79,3 +79,57 @@ def test_a_killed_worker_loses_no_episode(ray_instance: Any, tmp_path: Path) -> 
     retried = [r for r in records if r.attempts > 1]
     assert retried, "the episodes on the killed worker were retried"
     assert all(r.score.passed for r in records)
+
+
+def test_the_user_and_judge_models_reach_ray_workers(ray_instance: Any, tmp_path: Path) -> None:
+    import yaml
+
+    from toolproof.testing import ModelServer, ScriptedReply
+
+    root = tmp_path / "suite"
+    (root / "tasks").mkdir(parents=True)
+    meta = {"name": "side", "version": "1.0.0", "seed": 2, "canary": "side canary: no training"}
+    (root / "suite.yaml").write_text(yaml.safe_dump(meta))
+    task = {
+        "id": "amb-pay",
+        "description": "Say which account the user wants to pay from.",
+        "type": "single_tool",
+        "tools": ["ask_user"],
+        "user": {
+            "simulator": "model",
+            "facts": {"account": {"value": "CHK-2"}},
+            "topics": [{"keywords": ["account"], "reply": "CHK-2 (scripted)."}],
+        },
+        "success": [
+            {"kind": "output", "contains": ["CHK-2"]},
+            {"kind": "judge", "name": "j", "model": "openai:task-judge", "rubric": "Names it."},
+        ],
+        "solution": {
+            "calls": [{"tool": "ask_user", "args": {"question": "Which account?"}}],
+            "answer": "CHK-2",
+        },
+    }
+    (root / "tasks" / "amb-pay.yaml").write_text(yaml.safe_dump(task))
+    replies = [ScriptedReply("From CHK-2."), ScriptedReply('{"score": 5, "reason": "ok"}')]
+    with ModelServer(replies) as server:
+        side = {
+            role: {"provider": "openai", "model": name, "base_url": server.base_url, "api_key": "k"}
+            for role, name in (("user", "sim"), ("judge", "run-judge"))
+        }
+        config = RunConfig(
+            suite=str(root),
+            agent="oracle",
+            retries=0,
+            user_model="openai:sim",
+            judge_model="openai:run-judge",
+            side_models=side,
+        )
+        run_dir = tmp_path / "ray"
+        asyncio.run(Runner(config, run_dir, parallel=1, executor_name="ray").run())
+        assert [r.model for r in server.chat_requests] == ["sim", "run-judge"]
+    with RunReader(run_dir) as reader:
+        (record,) = list(reader.records())
+    assert record.score.passed, record.score
+    assert "model:openai:sim" in record.trajectory.steps[0].results[0].content
+    judge = next(c for c in record.score.checks if c.kind == "judge")
+    assert judge.data["model"] == "openai:run-judge" and len(judge.data["model_calls"]) == 1

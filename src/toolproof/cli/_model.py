@@ -77,6 +77,44 @@ def gateway_options(agent: str, model: str | None, options: dict[str, Any]) -> d
     return filled
 
 
+def side_options(role: str, model: str, cache: str | None) -> dict[str, Any]:
+    """The gateway options of the user or judge model (``--user-model``, ``--judge-model``).
+
+    Args:
+        role: ``user`` or ``judge`` (names the option in messages).
+        model: ``PROVIDER:MODEL`` as given.
+        cache: The run's ``--cache`` folder, or None.
+
+    Raises:
+        click.BadParameter: the model is unreadable, or a judge that does not speak the
+            OpenAI protocol (the judge check calls the OpenAI SDK).
+    """
+    from toolproof.gateway import ModelSpecError, parse_model
+
+    hint = f"--{role}-model"
+    try:
+        ref = parse_model(model)
+    except ModelSpecError as exc:
+        raise click.BadParameter(str(exc).replace("--model", hint), param_hint=hint) from None
+    if role == "judge" and ref.api != "openai":
+        raise click.BadParameter(
+            f"{model!r}: the judge calls the OpenAI protocol; give an openai: or "
+            "openai-compatible: model (e.g. openai:gpt-4o-mini)",
+            param_hint=hint,
+        )
+    filled: dict[str, Any] = dict(ref.options())
+    for key, var in UPSTREAM_ENV.get(ref.provider, {}).items():
+        value = os.environ.get(var)
+        if value and key not in filled:
+            filled[key] = value
+    prices = os.environ.get("TOOLPROOF_PRICES")
+    if prices:
+        filled["prices"] = prices
+    if cache is not None:
+        filled["cache"] = cache
+    return filled
+
+
 @contextlib.contextmanager
 def run_gateway(config: RunConfig) -> Iterator[None]:
     """The model gateway for the length of a run: ``--max-model-calls`` set, stopped after."""

@@ -24,7 +24,7 @@ from ._common import (
 )
 from ._gate import DEFAULT_MAX_INFRA
 from ._live import live_egress, open_live_run
-from ._model import gateway_options, run_gateway
+from ._model import gateway_options, run_gateway, side_options
 from ._progress import MODES
 
 
@@ -44,6 +44,22 @@ from ._progress import MODES
         "The model of a langchain/llamaindex/autogen/cmd agent, reached through toolproof's "
         "model gateway: openai:gpt-4o-mini, anthropic:claude-haiku-4-5, "
         "openai-compatible:NAME@http://host:port/v1."
+    ),
+)
+@click.option(
+    "--user-model",
+    metavar="PROVIDER:MODEL",
+    help=(
+        "The model that plays the user of tasks with `user.simulator: model`, through the "
+        "model gateway (same syntax as --model); without it the scripted user plays them."
+    ),
+)
+@click.option(
+    "--judge-model",
+    metavar="PROVIDER:MODEL",
+    help=(
+        "The model of every judge check, overriding the tasks' own, through the model "
+        "gateway (openai: or openai-compatible:)."
     ),
 )
 @click.option(
@@ -178,6 +194,8 @@ def run(
     agent: str | None,
     agent_args: tuple[str, ...],
     model: str | None,
+    user_model: str | None,
+    judge_model: str | None,
     epochs: int,
     seed: int | None,
     parallel: int,
@@ -231,6 +249,8 @@ def run(
             "agent",
             "agent_args",
             "model",
+            "user_model",
+            "judge_model",
             "epochs",
             "seed",
             "tasks",
@@ -286,6 +306,17 @@ def run(
     if sandbox is not None and str(fields["agent"]).partition(":")[0] == "cmd":
         # cmd agents run in the run's sandbox too (their own --agent-arg sandbox wins).
         fields["agent_options"] = {"sandbox": sandbox, **fields["agent_options"]}
+    for role, value in (("user", user_model), ("judge", judge_model)):
+        if resume is None or f"{role}_model" in given:
+            fields[f"{role}_model"] = value
+    cached = str(cache.resolve()) if cache is not None else None
+    if cached is None and resume is not None:  # a resumed run keeps its cache
+        cached = fields.get("agent_options", {}).get("cache")
+    fields["side_models"] = {
+        role: side_options(role, fields[f"{role}_model"], cached)
+        for role in ("user", "judge")
+        if fields.get(f"{role}_model")
+    }
     fields["retries"] = retries
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
@@ -297,6 +328,7 @@ def run(
     fields["allow_drift"] = allow_drift
     fields["env_cache"] = str(env_cache.expanduser().resolve()) if env_cache else None
     config = RunConfig.model_validate(fields)
+    _say_user_fallback(loaded, config, quiet=quiet)
     if resume is None:
         run_dir = out or default_run_dir(Path(config.suite).name.replace(":", "-"), config.agent)
         _refuse_used(run_dir)
@@ -414,6 +446,24 @@ def _execute(
         raise
     finally:
         lock.release()
+
+
+def _say_user_fallback(suite: Suite, config: RunConfig, *, quiet: bool) -> None:
+    """Say once that the scripted user plays ``simulator: model`` tasks without --user-model."""
+    if config.user_model is not None or quiet:
+        return
+    chosen = set(config.select(suite))
+    played = [
+        t.id
+        for t in suite.tasks
+        if t.id in chosen and t.user is not None and t.user.simulator == "model"
+    ]
+    if played:
+        click.echo(
+            f"note: {len(played)} task(s) have `user.simulator: model` (e.g. {played[0]}) but "
+            "no --user-model was given: the scripted user plays them",
+            err=True,
+        )
 
 
 def _finish(

@@ -34,6 +34,24 @@ class RunConfig(BaseModel):
             "from the agent so that runs of one agent on two models can be compared."
         ),
     )
+    user_model: str | None = Field(
+        None,
+        description=(
+            "The model that plays the user of `simulator: model` tasks (--user-model "
+            "PROVIDER:MODEL); None: the scripted user stands in."
+        ),
+    )
+    judge_model: str | None = Field(
+        None,
+        description="The model of every judge check (--judge-model), overriding the task's.",
+    )
+    side_models: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description=(
+            "The gateway options of the user and judge models by role ('user', 'judge'): "
+            "provider, model, base_url, api_key, cache, prices (keys redacted on disk)."
+        ),
+    )
     epochs: int = Field(1, ge=1)
     seed: int | None = Field(None, description="Overrides the suite's seed.")
     tasks: list[str] = Field(default_factory=list, description="Glob patterns of task ids.")
@@ -82,6 +100,13 @@ class RunConfig(BaseModel):
             k: REDACTED if is_secret_option(k) and v is not None else v for k, v in options.items()
         }
 
+    @field_serializer("side_models")
+    def _redact_side_secrets(
+        self, roles: dict[str, dict[str, Any]], info: SerializationInfo
+    ) -> dict[str, dict[str, Any]]:
+        """The user and judge models' keys are redacted like the agent's."""
+        return {role: self._redact_secrets(opts, info) for role, opts in roles.items()}
+
     def track(self) -> str:
         """'standard', or 'custom-' plus a hash of the custom system prompt; 'live' before
         either for a run with live tasks (real services: never mixed with the rest)."""
@@ -93,7 +118,9 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run to be resumed."""
-        return self.model_dump(exclude={"retries", "max_model_calls", "max_sandboxes", "env_cache"})
+        return self.model_dump(
+            exclude={"retries", "max_model_calls", "max_sandboxes", "env_cache", "side_models"}
+        )
 
     def select(self, suite: Suite) -> list[str]:
         """Ids of the suite's tasks this run covers, in suite order."""

@@ -49,6 +49,7 @@ from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
+from .side_models import SideModels, attach_user, judging
 from .turns import NEXT_USER_TURN, USER_TURN, current_user_turn, refuse_driven
 
 
@@ -84,6 +85,8 @@ class EpisodeOptions:
     """Cache of pinned tool environments (None: ``~/.cache/toolproof/envs``)."""
     allow_drift: bool = False
     """Run tasks whose pinned tool environment differs from its version file."""
+    side: SideModels | None = None
+    """The run's user model (``simulator: model`` tasks) and judge model, through the gateway."""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -189,6 +192,7 @@ async def run_episode(
                 )
             )
         ctx = ToolContext(world=world, instance=instance, scratch={SETTINGS_KEY: sandbox})
+        user_link = attach_user(options.side, instance, ctx, world)
         policy = TaskPolicy.build(options.policy, instance.task.policy, ctx=ctx)
         gateway = ToolGateway(
             tools,
@@ -229,6 +233,8 @@ async def run_episode(
         stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
         if stop is not None and termination is not Termination.INFRA_ERROR:
             termination, answer, error = stop[0], None, stop[1]
+        if user_link is not None and user_link.infra_error is not None:  # the harness's model
+            termination, answer, error = Termination.INFRA_ERROR, None, user_link.infra_error
     except ToolCrash as exc:
         termination, error = Termination.INFRA_ERROR, str(exc)
     except SpecError:  # the run's configuration cannot run this task: the run stops
@@ -261,7 +267,9 @@ async def run_episode(
     try:  # one hop: deleting a big workspace takes a while too
         score = await off_loop(
             world,
-            lambda: _score(instance, trajectory, initial, world, own_world, options.fixtures_base),
+            lambda: _score(
+                instance, trajectory, initial, world, own_world, options.fixtures_base, options.side
+            ),
             always=any(spec.kind == "custom" for spec in instance.task.success),  # user code
         )
     except asyncio.CancelledError:
@@ -284,6 +292,7 @@ def _score(
     world: World,
     close: bool,
     task_dir: Path | None,
+    side: SideModels | None = None,
 ) -> Score:
     """Snapshot the final state, score the episode, close the world if ``close``.
 
@@ -293,16 +302,17 @@ def _score(
         if initial is None:
             initial = world.snapshot()
         final = world.snapshot()
-        return score_episode(
-            ScoringContext(
-                instance=instance,
-                trajectory=trajectory,
-                initial=initial,
-                final=final,
-                world=world,
-                task_dir=task_dir,
+        with judging(side, instance):
+            return score_episode(
+                ScoringContext(
+                    instance=instance,
+                    trajectory=trajectory,
+                    initial=initial,
+                    final=final,
+                    world=world,
+                    task_dir=task_dir,
+                )
             )
-        )
     finally:
         if close:
             world.close()

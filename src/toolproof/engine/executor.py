@@ -35,6 +35,7 @@ from toolproof.worlds import BlobStore
 
 from .config import RunConfig
 from .episode import EpisodeOptions, run_episode
+from .side_models import SideModels
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Worker:
             policy=self.suite.config.policy,
             env_cache=Path(config.env_cache) if config.env_cache else None,
             allow_drift=config.allow_drift,
+            side=SideModels.from_config(config.user_model, config.judge_model, config.side_models),
         )
 
     def instance(self, job: EpisodeJob) -> TaskInstance:

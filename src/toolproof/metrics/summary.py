@@ -28,6 +28,7 @@ from toolproof.upstream.bfcl_metrics import bfcl_summary
 from ._aggregate import Aggregate, _r
 from ._breakdown import Breakdown
 from ._episode import EpisodeStats, episode_stats
+from ._side import SideUsage
 from .security import SecurityAccumulator
 
 SUMMARY_VERSION = 2
@@ -70,8 +71,10 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     breakdown = Breakdown()
     security = SecurityAccumulator()
     tasks: dict[str, dict[str, Any]] = {}
+    user_model = SideUsage()
     for record in records:
         stats = episode_stats(record)
+        user_model.add(record)
         security.add(record)
         overall.add(stats)
         breakdown.add(stats)
@@ -112,6 +115,9 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     }
     if security.attacked:
         summary["security"] = security.to_dict()
+    if user_model.calls:  # the model-played user's spend, apart from the agent's
+        summary["user_model"] = {"model": meta.get("config", {}).get("user_model")}
+        summary["user_model"].update(user_model.to_dict())
     live = meta.get("config", {}).get("live")
     if live:  # the live track: real services, scored apart from the standard track
         summary["live"] = {

@@ -65,6 +65,29 @@ def headline(summary: dict[str, Any]) -> str:
     return text
 
 
+def side_spend(summary: dict[str, Any]) -> str | None:
+    """One line of what the user model and the judge spent, apart from the agent (or None)."""
+    parts = []
+    user = summary.get("user_model") or {}
+    if user.get("calls"):
+        cost = user.get("cost_usd")
+        parts.append(
+            f"user model {user.get('model')}: {user['calls']} calls ({user.get('cached_calls', 0)} "
+            f"cached), {user.get('input_tokens', 0)}+{user.get('output_tokens', 0)} tokens, "
+            + ("unpriced" if cost is None else f"${cost:.4f}")
+        )
+    judge = summary.get("judge") or {}
+    if judge.get("checks"):
+        tokens = judge.get("tokens") or {}
+        usd = (judge.get("cost") or {}).get("usd")
+        parts.append(
+            f"judge: {judge.get('samples', 0)} samples, "
+            f"{tokens.get('input', 0)}+{tokens.get('output', 0)} tokens, "
+            + ("unpriced" if usd is None else f"${usd:.4f}")
+        )
+    return "apart from the agent: " + "; ".join(parts) if parts else None
+
+
 def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool = True) -> None:
     """Print the headline, levels, terminations and the per-task table."""
     console = console or Console()
@@ -109,6 +132,9 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     console.print(f"levels: {levels}")
     terms = "  ".join(f"{k} {v}" for k, v in summary.get("terminations", {}).items())
     console.print(f"terminations: {terms}")
+    spent = side_spend(summary)
+    if spent:
+        console.print(escape(spent))
     if not tasks:
         return
     table = Table(show_header=True, header_style="bold", box=None)

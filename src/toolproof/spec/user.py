@@ -152,9 +152,15 @@ class UserSpec(BaseModel):
 
     simulator: str = Field(
         "scripted",
-        description="Which registered user simulator plays the user ('scripted' by default).",
+        description=(
+            "Which registered user simulator plays the user: 'scripted' (default), or "
+            "'model': a model through the model gateway (toolproof run --user-model), "
+            "the scripted user standing in when the run names none."
+        ),
     )
-    persona: str = Field("", description="Who the user is, for simulators played by a model.")
+    persona: str = Field(
+        "", description="Who the user is, told to a model playing the user (simulator: model)."
+    )
     goal: str | None = Field(None, description="What the user wants in the end.")
     facts: dict[str, UserFact] = Field(
         default_factory=dict, description="What the user knows and the task leaves out, by name."

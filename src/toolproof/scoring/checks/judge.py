@@ -14,6 +14,9 @@ the agent's fault: the result carries ``infra_error`` and the episode is scored
 as an infra error. Where the endpoint and key come from: the check's
 ``base_url``, overridden by :func:`judge_options` (set by whoever runs the
 suite), and the SDK's own ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` otherwise.
+``toolproof run --judge-model PROVIDER:MODEL`` sets the options to the run's judge
+model behind the model gateway (``model``, ``link``): its calls are then recorded in
+``data["model_calls"]``, priced with the run's price table and cached by ``--cache``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
+from toolproof.gateway import EpisodeLink
 from toolproof.spec.checks import JudgeCheck
 
 from ..base import CheckResult, ScoringContext, check, result
@@ -49,12 +53,19 @@ class JudgeOptions:
         api_key: API key; None lets the SDK read ``OPENAI_API_KEY``.
         max_retries: SDK retries of a failed request.
         timeout_s: Overrides the checks' ``timeout_s`` when set.
+        model: ``PROVIDER:MODEL`` that overrides every judge check's ``model``
+            (``--judge-model``).
+        link: The model gateway's episode link the judge's calls go through (set with
+            ``model``): its calls give the judge's tokens and cost (priced with the run's
+            price table) and are kept in ``data["model_calls"]``.
     """
 
     base_url: str | None = None
     api_key: str | None = None
     max_retries: int = 2
     timeout_s: float | None = None
+    model: str | None = None
+    link: EpisodeLink | None = None
 
 
 _OPTIONS: ContextVar[JudgeOptions | None] = ContextVar("toolproof_judge_options", default=None)
@@ -207,12 +218,15 @@ def _ask(
         data["usage"] = {"input_tokens": 0, "output_tokens": 0, "cost_usd": None}
         return "the judge needs the openai package: pip install 'toolproof[openai]'"
     tokens = [0, 0]
+    options = current_judge_options()
+    link = options.link
+    seen = len(link.calls) if link is not None else 0
     try:
         client, data["base_url"] = _client(spec)
         with client:
             for n in range(spec.samples):
                 reply = client.chat.completions.create(
-                    model=spec.model.partition(":")[2],
+                    model=(options.model or spec.model).partition(":")[2],
                     messages=messages,
                     temperature=spec.temperature,
                     max_tokens=spec.max_tokens,
@@ -230,7 +244,15 @@ def _ask(
         return f"{type(exc).__name__}: {exc}"
     finally:
         cost = None
-        if spec.price is not None:
+        if link is not None:  # through the gateway: its count and the run's price table
+            calls = link.calls[seen:]
+            data["model_calls"] = [call.summary(_MAX_RESULT_CHARS) for call in calls]
+            tokens = [sum(c.usage.input_tokens for c in calls)]
+            tokens.append(sum(c.usage.output_tokens for c in calls))
+            costs = [c.usage.cost_usd for c in calls]
+            if calls and all(c is not None for c in costs):
+                cost = sum(c for c in costs if c is not None)
+        elif spec.price is not None:
             cost = (tokens[0] * spec.price[0] + tokens[1] * spec.price[1]) / 1e6
         data["usage"] = {"input_tokens": tokens[0], "output_tokens": tokens[1], "cost_usd": cost}
     return None
@@ -242,7 +264,7 @@ def evaluate(spec: JudgeCheck, ctx: ScoringContext, index: int = 0) -> CheckResu
     low, high, threshold = _bounds(spec)
     messages = build_prompt(spec, ctx)
     data: dict[str, Any] = {
-        "model": spec.model,
+        "model": current_judge_options().model or spec.model,
         "prompt": messages,
         "samples_requested": spec.samples,
         "scale": list(spec.scale) if isinstance(spec.scale, tuple) else "pass_fail",
@@ -262,7 +284,7 @@ def evaluate(spec: JudgeCheck, ctx: ScoringContext, index: int = 0) -> CheckResu
     data.update(mean=mean, min=min(scores), max=max(scores), stdev=spread)
     passed = mean >= threshold
     detail = (
-        f"judge {spec.model} mean {mean:.2f} over {len(scores)}/{spec.samples} samples "
+        f"judge {data['model']} mean {mean:.2f} over {len(scores)}/{spec.samples} samples "
         f"(min {min(scores):g}, max {max(scores):g}, stdev {spread:.2f}); "
         f"{'meets' if passed else 'below'} threshold {threshold:g}"
     )

@@ -1,0 +1,150 @@
+"""The run's side models: the model-played user and the judge, through the gateway.
+
+Both go through the model gateway like a framework agent's calls, each on its own
+episode link, so they are recorded, priced, retried and cached (``--cache``) apart
+from the agent's::
+
+    RunConfig.side_models {"user": options, "judge": options}
+        ─▶ SideModels (one GatewayPlan per role, made once per worker: Ray workers too)
+    episode: attach_user(...)  ─▶ ModelUser in scratch["user_simulator"] (simulator: model)
+                                  its calls ─▶ UserCalls in world.extras ─▶ each step's
+                                  annotations["user_model_calls"]
+    scoring: judging(...)      ─▶ judge_options(base_url=<judge link>, model=..., link)
+
+A side model's failure after the gateway's retries is an infra error (the harness's
+provider), never the agent's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from toolproof import gateway
+from toolproof.agents.adapters._via_gateway import GatewayPlan, gateway_plan
+from toolproof.gateway import PLACEHOLDER_KEY, EpisodeLink, ModelCall
+from toolproof.scoring.checks.judge import judge_options
+from toolproof.spec import TaskInstance
+from toolproof.tools import ToolContext
+from toolproof.tools.toolkits.user import SCRATCH_SIMULATOR, ModelUser
+from toolproof.trajectory import Message, ToolResult
+from toolproof.worlds import World
+
+USER_CALLS = "user_model_calls"
+"""Step annotation (and ``world.extras`` key) of the user model's calls in that step."""
+
+
+@dataclass(frozen=True)
+class SideModels:
+    """The run's user and judge models (None: not given).
+
+    Attributes:
+        user: The gateway plan of the user model.
+        user_label: ``PROVIDER:MODEL`` as given.
+        judge: The gateway plan of the judge model.
+        judge_label: ``PROVIDER:MODEL`` as given.
+    """
+
+    user: GatewayPlan | None = None
+    user_label: str | None = None
+    judge: GatewayPlan | None = None
+    judge_label: str | None = None
+
+    @classmethod
+    def from_config(
+        cls, user_model: str | None, judge_model: str | None, options: dict[str, dict[str, Any]]
+    ) -> SideModels:
+        """The plans from a run's settings (``RunConfig.user_model``, ``judge_model``,
+        ``side_models``)."""
+        user = judge = None
+        if user_model is not None:
+            user = gateway_plan(options.get("user", {}), f"user model {user_model}")
+        if judge_model is not None:
+            judge = gateway_plan(options.get("judge", {}), f"judge model {judge_model}")
+        return cls(user, user_model, judge, judge_model)
+
+
+class UserCalls:
+    """The user model's calls of one episode, kept in ``world.extras`` until the next step.
+
+    The recorder asks every extra for ``annotate_step`` when it writes a step, so the
+    calls made while the step's ``ask_user`` ran land in that step's annotations, apart
+    from the agent's own ``model_calls``. ``close`` (the world's) closes the gateway link.
+    """
+
+    def __init__(self, link: EpisodeLink) -> None:
+        self.link = link
+        self.pending: list[dict[str, Any]] = []
+
+    def add(self, call: ModelCall) -> None:
+        """Sink of the link (on the gateway's thread): keep the call's summary."""
+        self.pending.append(call.summary())
+
+    def annotate_step(
+        self, index: int, message: Message, results: list[ToolResult]
+    ) -> dict[str, Any]:
+        """The calls since the last step, under ``user_model_calls``."""
+        if not self.pending:
+            return {}
+        calls, self.pending = self.pending, []
+        return {USER_CALLS: calls}
+
+    def close(self) -> None:
+        """Close the episode's gateway path."""
+        gateway.shared().close(self.link)
+
+
+def attach_user(
+    side: SideModels | None, instance: TaskInstance, ctx: ToolContext, world: World
+) -> EpisodeLink | None:
+    """Put a model-played user into ``ctx`` when the task asks for one and the run has one.
+
+    Returns:
+        The user's gateway link (its ``infra_error`` tells a provider failure), or None.
+    """
+    spec = instance.task.user
+    if side is None or side.user is None or spec is None or spec.simulator != "model":
+        return None
+    plan = side.user
+    calls = UserCalls(gateway.shared().open(plan.route, instance.epoch, None))
+    calls.link.sink = calls.add
+    world.extras[USER_CALLS] = calls
+    urls = calls.link.urls()
+    ctx.scratch[SCRATCH_SIMULATOR] = ModelUser(
+        spec,
+        api=plan.api,
+        base_url=urls[plan.api],
+        model=plan.model or "",
+        label=side.user_label or plan.provider,
+        seed=instance.seed,
+        api_key=PLACEHOLDER_KEY,
+    )
+    return calls.link
+
+
+@contextlib.contextmanager
+def judging(side: SideModels | None, instance: TaskInstance) -> Iterator[None]:
+    """Judge checks inside the block go to the run's judge model through the gateway."""
+    if side is None or side.judge is None:
+        yield
+        return
+    plan = side.judge
+    if plan.api != "openai":
+        raise ValueError(
+            f"--judge-model {side.judge_label!r}: the judge speaks the OpenAI protocol; "
+            "give an openai: or openai-compatible: model"
+        )
+    server = gateway.shared()
+    link = server.open(plan.route, instance.epoch, None)
+    try:
+        with judge_options(
+            base_url=link.urls()["openai"],
+            api_key=PLACEHOLDER_KEY,
+            model=side.judge_label,
+            link=link,
+        ):
+            yield
+    finally:
+        server.close(link)
