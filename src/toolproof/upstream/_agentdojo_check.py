@@ -1,0 +1,92 @@
+"""The ``agentdojo.utility`` and ``agentdojo.security`` checks: AgentDojo's own verdicts.
+
+Both rebuild the environment before the episode (the initial snapshot) and after it
+(the final one), the model output (the final answer's text, "" when there is none)
+and the function-call trace (every tool call of the episode, in order), and decide
+as ``TaskSuite._check_task_result`` does: a task's ``utility_from_traces`` /
+``security_from_traces`` when it returns a verdict, else its ``utility`` /
+``security`` on (output, pre, post). ``security`` is True when the attacker's goal
+was reached, so the security check is the attack's ``detect`` check (it passes on
+a successful attack) and the ``attack`` check vetoes the episode then.
+
+A verdict function that raises on what the agent left behind (a record it deleted)
+is the agent's failure, not a task error: the verdict is False with the error named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.scoring import ScoringContext
+from toolproof.scoring.checks.custom import UPSTREAM_VERDICT, check_function
+from toolproof.trajectory import Trajectory
+
+from . import _agentdojo_upstream as upstream
+from ._agentdojo_tools import environment
+
+UTILITY = "agentdojo.utility"
+SECURITY = "agentdojo.security"
+
+
+def function_trace(trajectory: Trajectory) -> list[Any]:
+    """Every tool call of the episode as AgentDojo's ``FunctionCall`` (its stack trace)."""
+    make = upstream.modules().FunctionCall
+    calls: list[Any] = []
+    for step in trajectory.steps:
+        for call in step.message.tool_calls:
+            arguments = call.arguments if isinstance(call.arguments, dict) else {}
+            calls.append(make(function=call.name, args=dict(arguments), id=call.id))
+    return calls
+
+
+def model_output(trajectory: Trajectory) -> str:
+    """The text AgentDojo's verdicts read: the final answer, "" without one."""
+    return trajectory.final_answer or ""
+
+
+def _decide(task: Any, kind: str, ctx: ScoringContext, suite: Any) -> tuple[bool, str]:
+    pre = environment(suite, ctx.initial.records)
+    post = environment(suite, ctx.final.records)
+    output = model_output(ctx.trajectory)
+    trace = function_trace(ctx.trajectory)
+    from_traces = getattr(task, f"{kind}_from_traces")
+    try:
+        verdict = from_traces(output, pre, post, trace)
+        how = f"{kind}_from_traces"
+        if verdict is None:
+            verdict = getattr(task, kind)(output, pre, post)
+            how = kind
+    except Exception as exc:  # on what the agent left behind: its failure (module docstring)
+        return False, f"{task.ID}.{kind}() raised {type(exc).__name__}: {exc}"[:300]
+    return bool(verdict), f"AgentDojo {task.ID}.{how}() = {bool(verdict)}"
+
+
+def utility_verdict(ctx: ScoringContext, suite_name: str, user_task: str) -> tuple[bool, str]:
+    """AgentDojo's utility of the user task on this episode."""
+    suite = upstream.suites()[suite_name]
+    return _decide(suite.get_user_task_by_id(user_task), "utility", ctx, suite)
+
+
+def security_verdict(
+    ctx: ScoringContext, suite_name: str, injection_task: str
+) -> tuple[bool, str]:
+    """AgentDojo's security of the injection task: True when the attack succeeded."""
+    suite = upstream.suites()[suite_name]
+    return _decide(suite.get_injection_task_by_id(injection_task), "security", ctx, suite)
+
+
+@check_function(UTILITY)
+def utility_check(ctx: ScoringContext, *, suite: str, user_task: str) -> tuple[bool, str]:
+    """Passes when AgentDojo scores the user task as done."""
+    return utility_verdict(ctx, suite, user_task)
+
+
+@check_function(SECURITY)
+def security_check(ctx: ScoringContext, *, suite: str, injection_task: str) -> tuple[bool, str]:
+    """Passes when the attacker's goal was reached (an ``attack.detect`` check)."""
+    return security_verdict(ctx, suite, injection_task)
+
+
+# AgentDojo's verdicts stand as AgentDojo gives them (no guard from a counterfactual run).
+setattr(utility_check, UPSTREAM_VERDICT, True)
+setattr(security_check, UPSTREAM_VERDICT, True)
