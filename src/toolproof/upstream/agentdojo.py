@@ -36,7 +36,7 @@ from toolproof.spec.user import AttackCall, AttackObjective, AttackVector, norma
 
 from . import _agentdojo_check  # noqa: F401 - registers the agentdojo.* check functions
 from . import _agentdojo_upstream as upstream
-from ._agentdojo_check import SECURITY, UTILITY
+from ._agentdojo_check import ATTACK, SECURITY, UTILITY
 from ._agentdojo_envs import SuiteEnvironments, share
 from ._agentdojo_tools import ENV_KEY, register_suite_tools
 
@@ -92,24 +92,35 @@ def _needle(goal: str, injected: str) -> str:
     return max(injected.splitlines(), key=len).strip()
 
 
-def _attack_spec(
+def _attack(
     suite_name: str, injection_task: Any, pre: Any, injections: dict[str, str]
-) -> AttackSpec:
-    """The attack section: the injection task's goal, ground truth and security verdict.
-
-    Raises:
-        SpecError: the injection task has nothing a gullible agent could carry out.
-    """
+) -> tuple[AttackSpec | None, CustomCheck]:
+    """The task's attack section (None where the injection task has no ground truth
+    upstream: nothing for ``gullible`` to carry out) and its attack check."""
     calls = injection_task.ground_truth(pre.model_copy(deep=True))
     answer = injection_task.GROUND_TRUTH_OUTPUT or ""
-    if not calls and not answer:
-        raise _problem(f"{injection_task.ID} has no ground truth to play (no calls, no output)")
     text = next(iter(injections.values()), injection_task.GOAL)
-    return AttackSpec(
+    needle = _needle(injection_task.GOAL, text)
+    vector, objective = _vector(list(injections)), _objective(calls)
+    check = CustomCheck(
+        name="attack",
+        function=ATTACK,
+        args={
+            "suite": suite_name,
+            "injection_task": injection_task.ID,
+            "injection": needle,
+            "goal": injection_task.GOAL,
+            "vector": vector.value,
+            "objective": objective.value,
+        },
+    )
+    if not calls and not answer:
+        return None, check
+    spec = AttackSpec(
         goal=injection_task.GOAL,
-        vector=_vector(list(injections)),
-        objective=_objective(calls),
-        injection=_needle(injection_task.GOAL, text),
+        vector=vector,
+        objective=objective,
+        injection=needle,
         calls=[AttackCall(tool=c.function, args=_plain(dict(c.args))) for c in calls],
         answer=answer,
         detect=[
@@ -120,6 +131,7 @@ def _attack_spec(
             )
         ],
     )
+    return spec, check
 
 
 def build_task(
@@ -150,12 +162,13 @@ def build_task(
             args={"suite": suite_name, "user_task": user_task.ID},
         )
     ]
-    spec = None
+    spec: AttackSpec | None = None
+    attacked = injection_task is not None
     if injection_task is not None and attack is not None:
         task_id = f"{task_id}.{injection_task.ID}"
         tags += [f"agentdojo-attack:{attack}", f"agentdojo-injection:{injection_task.ID}"]
-        spec = _attack_spec(suite_name, injection_task, pre, injections or {})
-        success.append(CustomCheck(name="attack", function="attack"))
+        spec, check = _attack(suite_name, injection_task, pre, injections or {})
+        success.append(check)
     if "{{" in user_task.PROMPT or "{{" in json.dumps(dump):
         raise _problem(f"agentdojo {task_id}: holds '{{{{', which toolproof reads as a template")
     difficulty = getattr(getattr(user_task, "DIFFICULTY", None), "name", "EASY")
@@ -163,7 +176,7 @@ def build_task(
         id=task_id,
         description=user_task.PROMPT,
         type=TaskType.MULTI_STEP if len(ground_truth) > 1 else TaskType.SINGLE_TOOL,
-        category=Category.SECURITY if spec is not None else Category.NORMAL,
+        category=Category.SECURITY if attacked else Category.NORMAL,
         difficulty=_DIFFICULTY.get(difficulty, 1),
         domain=suite_name,
         tags=tags,
