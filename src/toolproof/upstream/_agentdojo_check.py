@@ -24,7 +24,7 @@ from toolproof.spec.user import normalize_text
 from toolproof.trajectory import Trajectory
 
 from . import _agentdojo_upstream as upstream
-from ._agentdojo_tools import environment
+from ._agentdojo_tools import environment, final_environment
 
 UTILITY = "agentdojo.utility"
 SECURITY = "agentdojo.security"
@@ -49,7 +49,7 @@ def model_output(trajectory: Trajectory) -> str:
 
 def _decide(task: Any, kind: str, ctx: ScoringContext, suite: Any) -> tuple[bool, str]:
     pre = environment(suite, ctx.initial.records)
-    post = environment(suite, ctx.final.records)
+    post = final_environment(suite, ctx.world, ctx.final.records)
     output = model_output(ctx.trajectory)
     trace = function_trace(ctx.trajectory)
     from_traces = getattr(task, f"{kind}_from_traces")

@@ -25,6 +25,14 @@ from . import _agentdojo_upstream as upstream
 
 ENV_KEY = "environment"
 """The world record that holds the suite's environment (``model_dump(mode="json")``)."""
+LIVE_KEY = "agentdojo_environment"
+"""``world.extras`` key of the live environment object and the record it was dumped to.
+
+A changed environment does not survive ``model_dump`` / ``model_validate``: AgentDojo's
+validators rebuild ``emails``, ``events`` and ``files`` from ``initial_*`` (and mails
+share objects between both). So an episode keeps AgentDojo's own object between calls,
+as AgentDojo does, and the record is its dump after every call; the object is rebuilt
+from the record only where the record is not the one last written (a restored world)."""
 _READS = ("get_", "search_", "list_", "read_", "check_", "find_")
 
 
@@ -64,16 +72,39 @@ def environment(suite: Any, records: dict[str, Any]) -> Any:
     return suite.environment_type.model_validate(dump)
 
 
+def live_environment(suite: Any, world: Any) -> Any:
+    """The episode's environment object: the live one while the record is the one it
+    was last dumped to, else rebuilt from the record (see :data:`LIVE_KEY`)."""
+    live = world.extras.get(LIVE_KEY)
+    record = world.records.get(ENV_KEY)
+    if live is not None and live[1] is record:
+        return live[0]
+    env = environment(suite, world.records)
+    world.extras[LIVE_KEY] = (env, record)
+    return env
+
+
+def final_environment(suite: Any, world: Any, records: dict[str, Any]) -> Any:
+    """The environment an episode left: its live object when ``records`` (the final
+    snapshot's) still hold its dump, else rebuilt from them."""
+    live = world.extras.get(LIVE_KEY)
+    if live is not None and live[1] == records.get(ENV_KEY):
+        return live[0]
+    return environment(suite, records)
+
+
 def _runner(suite: Any, function: Any) -> Any:
     mods = upstream.modules()
     runtime = mods.FunctionsRuntime([function])
 
     def run(ctx: ToolContext, **arguments: Any) -> str:
-        env = environment(suite, ctx.world.records)
+        env = live_environment(suite, ctx.world)
+        before = ctx.world.records[ENV_KEY]
         result, error = runtime.run_function(env, function.name, arguments)
         after = env.model_dump(mode="json")
-        if after != ctx.world.records[ENV_KEY]:
+        if after != before:
             ctx.world.records[ENV_KEY] = after
+            ctx.world.extras[LIVE_KEY] = (env, after)
             ctx.world.touch()
         if error is not None:
             raise ToolError(str(error))
