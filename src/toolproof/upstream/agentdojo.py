@@ -84,11 +84,14 @@ def _objective(function_calls: list[Any]) -> AttackObjective:
 
 
 def _needle(goal: str, injected: str) -> str:
-    """The part of the injection the ``gullible`` agent looks for: the goal when the text
-    holds it (tool results are YAML, so one line of words is what survives), else the
-    longest line of the text."""
-    if normalize_text(goal) and normalize_text(goal) in normalize_text(injected):
-        return goal
+    """The part of the injection the ``gullible`` agent looks for, and ``exposed`` reports:
+    the longest line of the goal that the text holds (tool results are YAML, which escapes
+    line breaks, so one line of words is what survives), else the longest line of the text."""
+    text = normalize_text(injected)
+    lines = sorted((ln.strip() for ln in goal.splitlines() if ln.strip()), key=len, reverse=True)
+    for line in lines:
+        if len(normalize_text(line)) >= 8 and normalize_text(line) in text:
+            return line
     return max(injected.splitlines(), key=len).strip()
 
 
