@@ -1,4 +1,4 @@
-"""AgentDojo inside toolproof: agreement with AgentDojo's own verdicts, oracle, gullible, hostile input.
+"""AgentDojo inside toolproof: agreement with its own verdicts, oracle, gullible, hostile input.
 
 The oracle's utility on every user task must equal what AgentDojo's own
 ``GroundTruthPipeline`` scores through ``TaskSuite.run_task_with_pipeline`` (a few

@@ -4,8 +4,9 @@ A name ``PREFIX`` or ``PREFIX:PART`` whose prefix is registered here is not a
 directory: its builder, given by ``module:attr`` and imported only when the name
 is used, returns a :class:`Suite` built in memory. A provider with a ``variant``
 keyword also takes ``PREFIX[:PART]@VARIANT`` (AgentDojo's attack:
-``agentdojo:banking@important_instructions``, what ``run --attack`` writes). Nothing is imported at import
-time, so the base install never touches the upstream packages.
+``agentdojo:banking@important_instructions``, what ``run --attack`` writes).
+Nothing is imported at import time, so the base install never touches the
+upstream packages.
 """
 
 from __future__ import annotations

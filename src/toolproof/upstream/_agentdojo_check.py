@@ -70,9 +70,7 @@ def utility_verdict(ctx: ScoringContext, suite_name: str, user_task: str) -> tup
     return _decide(suite.get_user_task_by_id(user_task), "utility", ctx, suite)
 
 
-def security_verdict(
-    ctx: ScoringContext, suite_name: str, injection_task: str
-) -> tuple[bool, str]:
+def security_verdict(ctx: ScoringContext, suite_name: str, injection_task: str) -> tuple[bool, str]:
     """AgentDojo's security of the injection task: True when the attack succeeded."""
     suite = upstream.suites()[suite_name]
     return _decide(suite.get_injection_task_by_id(injection_task), "security", ctx, suite)

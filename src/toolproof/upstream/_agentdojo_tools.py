@@ -127,7 +127,9 @@ def register_suite_tools(suite_name: str, suite: Any) -> list[str]:
             # Registered under a key of its own (not the @tool decorator, which derives the
             # schema from a signature and keys by the agent-facing name): see the docstring.
             tools[key] = Tool(
-                fn=_runner(suite, function), schema=_schema(function), toolkit=f"agentdojo-{suite_name}"
+                fn=_runner(suite, function),
+                schema=_schema(function),
+                toolkit=f"agentdojo-{suite_name}",
             )
         keys.append(key)
     return keys

@@ -126,6 +126,7 @@ def modules() -> types.SimpleNamespace:
     require()
     try:
         with _provider_stand_ins():
+            import agentdojo.attacks  # noqa: F401 - registers every attack
             from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
             from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
             from agentdojo.attacks.attack_registry import ATTACKS
@@ -133,8 +134,6 @@ def modules() -> types.SimpleNamespace:
             from agentdojo.base_tasks import BaseInjectionTask, BaseUserTask
             from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
             from agentdojo.task_suite.load_suites import get_suites
-
-            import agentdojo.attacks  # noqa: F401 - registers every attack
     except ImportError as exc:
         raise UpstreamMissing(
             f"AgentDojo's suites need {exc.name or exc}: {LIGHT_INSTALL}"

@@ -199,7 +199,9 @@ def _suite_tasks(suite_name: str, attack: str | None) -> list[Task]:
     tasks: list[Task] = []
     if attack is None:
         for user_task in suite.user_tasks.values():
-            tasks.append(build_task(suite_name, user_task, envs.injected({}), envs.default_dump, tools))
+            tasks.append(
+                build_task(suite_name, user_task, envs.injected({}), envs.default_dump, tools)
+            )
         return tasks
     made = upstream.attack(suite_name, attack)
     found: dict[str, list[str]] = {}
