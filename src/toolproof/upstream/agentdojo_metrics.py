@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.results import EpisodeRecord
 from toolproof.scoring.checks.attack import ATTACK_ROLE
 
 UTILITY_CHECK = "agentdojo_utility"
@@ -24,7 +23,7 @@ _SUITE = "agentdojo:"
 _ATTACK = "agentdojo-attack:"
 
 
-def _tag(record: EpisodeRecord, prefix: str) -> str | None:
+def _tag(record: Any, prefix: str) -> str | None:
     return next((t[len(prefix) :] for t in record.task.tags if t.startswith(prefix)), None)
 
 
@@ -35,8 +34,9 @@ class AgentDojoAccumulator:
         self._rows: dict[tuple[str | None, str], list[int]] = {}
         self._tasks: dict[tuple[str | None, str], set[str]] = {}
 
-    def add(self, record: EpisodeRecord) -> None:
-        """Count one episode (ignored unless it is an AgentDojo task that was scored)."""
+    def add(self, record: Any) -> None:
+        """Count one episode (an ``EpisodeRecord``: ``results`` sits above this layer, so it
+        is read by duck typing); ignored unless it is an AgentDojo task that was scored."""
         suite = _tag(record, _SUITE)
         if suite is None or record.infra_error:
             return
