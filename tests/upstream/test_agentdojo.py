@@ -29,7 +29,7 @@ except metadata.PackageNotFoundError:
 pytestmark = pytest.mark.skipif(
     not INSTALLED,
     reason="agentdojo not installed: pip install --no-deps 'agentdojo==0.1.35' "
-    "'deepdiff==8.6.1' orderly-set email-validator dnspython python-dotenv",
+    "'deepdiff==8.6.1' orderly-set email-validator dnspython",
 )
 
 from toolproof.engine import RunConfig, Runner  # noqa: E402

@@ -128,5 +128,7 @@ def _print_provided(console: Any) -> None:
             continue
         console.print(
             f"  {prefix:<14} {provider.distribution} {version}  "
-            f"toolproof run {prefix}[:PART]  (toolproof list --suite {prefix})"
+            f"toolproof run {prefix}[:PART]"
+            + (f" [--{provider.variant} NAME]" if provider.variant else "")
+            + f"  (toolproof list --suite {prefix})"
         )

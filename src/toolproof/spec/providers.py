@@ -48,7 +48,7 @@ PROVIDERS: dict[str, SuiteProvider] = {
         "toolproof.upstream.agentdojo:build_suite",
         "agentdojo",
         "pip install --no-deps 'agentdojo==0.1.35' 'deepdiff==8.6.1' orderly-set "
-        "email-validator dnspython python-dotenv",
+        "email-validator dnspython",
         variant="attack",
     ),
 }

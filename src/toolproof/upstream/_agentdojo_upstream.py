@@ -30,7 +30,7 @@ BENCHMARK_VERSION = "v1.2.2"
 """AgentDojo's default benchmark version (``agentdojo.scripts.benchmark``), the one run."""
 LIGHT_INSTALL = (
     "pip install --no-deps 'agentdojo==0.1.35' 'deepdiff==8.6.1' orderly-set "
-    "email-validator dnspython python-dotenv"
+    "email-validator dnspython"
 )
 EXTRA_HINT = f"{LIGHT_INSTALL} (or pip install 'toolproof[agentdojo]')"
 STAND_INS = ("cohere", "cohere.types", "google.genai", "google.genai.types", "google.genai.errors")
