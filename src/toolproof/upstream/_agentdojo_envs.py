@@ -8,11 +8,12 @@ environment in the strings that hold an injection vector, so this module parses
 the suite once with AgentDojo's own canaries to find, for each vector, where it
 lands in the environment, and once per distinct injection text with every vector
 set to it; an attacked environment is then the default one (deep-copied) with the
-strings of its injected vectors taken from that parse. That is exactly what
-AgentDojo's own parse gives for those strings, since each string holds one vector.
-Where a string holds two vectors, or the attack gives vectors different texts,
-AgentDojo's own loader is used as it is. ``tests/upstream/test_agentdojo_envs.py``
-compares both ways.
+objects holding its injected vectors (a file, an email, an event: the nearest model
+around each string) taken from that parse, so what their validators derive from the
+text (a file's ``size``) comes along. That is exactly what AgentDojo's own parse gives,
+since each such object holds one vector. Where an object holds two vectors, or the
+attack gives vectors different texts, AgentDojo's own loader is used as it is.
+``tests/upstream/test_agentdojo_envs.py`` compares both ways.
 """
 
 from __future__ import annotations
@@ -85,14 +86,32 @@ class SuiteEnvironments:
         self.canaries = {v: f"<CANARY---{v}--->" for v in vectors}  # AgentDojo's own canaries
         self.canary_env = suite.load_and_inject_default_environment(self.canaries)
         self.places: dict[str, list[Path_]] = {}
+        """Each vector's holders: paths of the nearest models around its strings."""
+        held: dict[Path_, set[str]] = {}
         self.entangled: set[str] = set()
         for path, text in strings(self.canary_env):
             found = [v for v, canary in self.canaries.items() if canary in text]
-            for vector in found:
-                self.places.setdefault(vector, []).append(path)
-            if len(found) > 1:
+            if not found:
+                continue
+            holder = self._holder(path)
+            if holder is None:  # a string of the environment itself: load it AgentDojo's way
                 self.entangled.update(found)
+                continue
+            held.setdefault(holder, set()).update(found)
+            for vector in found:
+                if holder not in self.places.setdefault(vector, []):
+                    self.places[vector].append(holder)
+        for vectors in held.values():
+            if len(vectors) > 1:
+                self.entangled.update(vectors)
         self._filled: dict[str, Any] = {}
+
+    def _holder(self, path: Path_) -> Path_ | None:
+        """The path of the nearest model around the string at ``path`` (None: the root)."""
+        for end in range(len(path) - 1, 0, -1):
+            if isinstance(_get(self.canary_env, path[:end]), BaseModel):
+                return path[:end]
+        return None
 
     def candidates(self, user_task: Any) -> list[str]:
         """The vectors the user task's ground truth shows the model, as AgentDojo's
@@ -134,7 +153,11 @@ class SuiteEnvironments:
             every = dict.fromkeys(self.places, text)
             filled = self._filled[text] = self.suite.load_and_inject_default_environment(every)
         env = self.default.model_copy(deep=True)
+        copies: dict[int, Any] = {}  # one copy per object: shared holders stay shared
         for vector in injections:
             for path in self.places[vector]:
-                _set(env, path, _get(filled, path))
+                source = _get(filled, path)
+                if id(source) not in copies:
+                    copies[id(source)] = source.model_copy(deep=True)
+                _set(env, path, copies[id(source)])
         return env
