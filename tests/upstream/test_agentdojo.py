@@ -87,6 +87,8 @@ def test_oracle_scores_what_the_ground_truth_pipeline_scores(tmp_path: Path) -> 
 
 ATTACK = "important_instructions"
 PAIR_SAMPLE = ["*.user_task_0.*"]
+"""The pairs CI runs under gullible, in banking, slack and travel: building workspace's 560
+attacked tasks alone takes CI's budget (its placement is proven by test_agentdojo_envs)."""
 
 
 def _replayed_in_agentdojo(record: EpisodeRecord, attack: Any) -> tuple[bool, bool, Any]:
@@ -114,7 +116,7 @@ def _replayed_in_agentdojo(record: EpisodeRecord, attack: Any) -> tuple[bool, bo
     return utility, security, start
 
 
-@pytest.mark.parametrize("suite_name", SUITES)
+@pytest.mark.parametrize("suite_name", SUITES if ALL else SUITES[:3])
 def test_gullible_verdicts_equal_agentdojo_on_the_same_episodes(
     suite_name: str, tmp_path: Path
 ) -> None:
