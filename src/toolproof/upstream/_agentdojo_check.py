@@ -50,10 +50,10 @@ def model_output(trajectory: Trajectory) -> str:
 def _decide(task: Any, kind: str, ctx: ScoringContext, suite: Any) -> tuple[bool, str]:
     pre = environment(suite, ctx.initial.records)
     post = final_environment(suite, ctx.world, ctx.final.records)
-    output = model_output(ctx.trajectory)
-    trace = function_trace(ctx.trajectory)
     from_traces = getattr(task, f"{kind}_from_traces")
-    try:
+    try:  # the trace holds the agent's arguments as it sent them
+        output = model_output(ctx.trajectory)
+        trace = function_trace(ctx.trajectory)
         verdict = from_traces(output, pre, post, trace)
         how = f"{kind}_from_traces"
         if verdict is None:
