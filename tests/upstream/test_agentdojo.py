@@ -211,3 +211,25 @@ def test_cli_attack_is_recorded_and_bad_names_are_errors_for_people(
     assert bad.code != 0 and "important_instructions" in bad.err and "Traceback" not in bad.err
     core = invoke("run", "core", "--attack", ATTACK, "--agent", "oracle", "--out", tmp_path / "c")
     assert core.code != 0 and "has no attacks" in core.err and "Traceback" not in core.err
+
+
+def test_stand_ins_do_not_outlive_the_import_and_bad_names_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from toolproof.spec import SpecError
+    from toolproof.upstream import agentdojo
+
+    upstream = _upstream()
+    upstream.modules()
+    for name in upstream.STAND_INS:  # only AgentDojo's modules hold them, never sys.modules
+        assert name not in sys.modules or not upstream._missing(name), name
+    with pytest.raises(SpecError, match="not an AgentDojo suite; suites: banking"):
+        agentdojo.build_suite("nosuch")
+    with pytest.raises(SpecError, match="DoS attacks are not supported"):
+        agentdojo.build_suite("banking", attack="dos")
+    monkeypatch.setattr(upstream, "installed_version", lambda: "9.9.9")
+    with pytest.raises(SpecError, match=r"proven on 0\.1\.35.*--allow-drift"):
+        agentdojo.build_suite("banking")
+    assert len(agentdojo.build_suite("banking", allow_drift=True).tasks) == 16
