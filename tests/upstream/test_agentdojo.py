@@ -227,8 +227,9 @@ def test_stand_ins_do_not_outlive_the_import_and_bad_names_are_refused(
         assert name not in sys.modules or not upstream._missing(name), name
     with pytest.raises(SpecError, match="not an AgentDojo suite; suites: banking"):
         agentdojo.build_suite("nosuch")
-    with pytest.raises(SpecError, match="DoS attacks are not supported"):
-        agentdojo.build_suite("banking", attack="dos")
+    for attack in ("dos", "manual"):  # manual would ask a person at load time
+        with pytest.raises(SpecError, match="DoS attacks and 'manual' are not supported"):
+            agentdojo.build_suite("banking", attack=attack)
     monkeypatch.setattr(upstream, "installed_version", lambda: "9.9.9")
     with pytest.raises(SpecError, match=r"proven on 0\.1\.35.*--allow-drift"):
         agentdojo.build_suite("banking")

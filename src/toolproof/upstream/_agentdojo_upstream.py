@@ -157,9 +157,18 @@ def suites() -> dict[str, Any]:
     return found
 
 
+UNSUPPORTED_ATTACKS = {"manual": "asks a person to type each injection (input())"}
+"""Attacks of AgentDojo's registry toolproof does not place, beside the DoS ones."""
+
+
 def attack_names() -> list[str]:
-    """The attacks toolproof can place (AgentDojo's registry less the DoS attacks)."""
-    return sorted(name for name, cls in modules().ATTACKS.items() if not cls.is_dos_attack)
+    """The attacks toolproof can place: AgentDojo's registry less the DoS attacks and
+    :data:`UNSUPPORTED_ATTACKS`."""
+    return sorted(
+        name
+        for name, cls in modules().ATTACKS.items()
+        if not cls.is_dos_attack and name not in UNSUPPORTED_ATTACKS
+    )
 
 
 class _TargetPipeline:

@@ -251,8 +251,8 @@ def build_suite(
         raise _problem(f"agentdojo:{part}: not an AgentDojo suite; suites: {', '.join(SUITES)}")
     if attack is not None and attack not in upstream.attack_names():
         raise _problem(
-            f"--attack {attack!r}: not an AgentDojo attack toolproof runs (DoS attacks are not "
-            f"supported); attacks: {', '.join(upstream.attack_names())}"
+            f"--attack {attack!r}: not an AgentDojo attack toolproof runs (DoS attacks and "
+            f"'manual' are not supported); attacks: {', '.join(upstream.attack_names())}"
         )
     chosen = [part] if part else list(SUITES)
     tasks = [task for name in chosen for task in _suite_tasks(name, attack)]
