@@ -28,6 +28,10 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # BFCL's data and checkers without bfcl-eval's heavy dependency list (torch, provider SDKs): the
 # checkers toolproof calls need only filelock and mpmath (BFCL's MathAPI backend) (docs/bfcl.md).
 .venv/bin/python -m pip install -q --no-deps 'bfcl-eval==2026.3.23' filelock 'mpmath==1.3.0'
+# AgentDojo's suites without its provider SDKs (cohere, google-genai: stood in for while its
+# suites import, docs/agentdojo.md); --no-deps keeps every dev package at its version.
+.venv/bin/python -m pip install -q --no-deps 'agentdojo==0.1.35' 'deepdiff==8.6.1' orderly-set \
+  email-validator dnspython
 # The lint suite's pinned ruff and ESLint, installed once into a reused cache (never at agent time).
 .venv/bin/toolproof env setup lint
 

@@ -52,3 +52,34 @@ def test_a_missing_builder_module_names_the_install_command(
     )
     with pytest.raises(SpecError, match="needs ghost-bench: pip install ghost-bench"):
         provided_suite("ghost:part")
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("agentdojo", ("agentdojo", None, None)),
+        (
+            "agentdojo:banking@important_instructions",
+            ("agentdojo", "banking", "important_instructions"),
+        ),
+        ("agentdojo@tool_knowledge", ("agentdojo", None, "tool_knowledge")),
+        ("agentdojo:banking@../../x", None),
+        ("agentdojo:banking@a b", None),
+        ("agentdojo:banking@", None),
+        ("agentdojo@a@b", None),
+    ],
+)
+def test_a_variant_is_claimed_only_when_well_formed(
+    name: str, parts: tuple[str, str | None, str | None] | None
+) -> None:
+    assert providers.split_variant(name) == parts
+
+
+def test_a_variant_goes_only_to_a_provider_that_takes_one() -> None:
+    with pytest.raises(SpecError, match=r"bfcl takes no @variant; drop '@x'"):
+        provided_suite("bfcl:simple_python@x")
+    assert providers.with_variant("agentdojo:banking", "x") == "agentdojo:banking@x"
+    assert providers.with_variant("agentdojo@y", "x") == "agentdojo@x"
+    for name in ("bfcl", "core"):
+        with pytest.raises(SpecError, match="takes no @variant"):
+            providers.with_variant(name, "x")

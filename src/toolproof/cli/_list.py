@@ -151,5 +151,7 @@ def _print_provided(echo: Callable[[str], Any]) -> None:
             continue
         echo(
             f"  {prefix:<14} {provider.distribution} {version}  "
-            f"toolproof run {prefix}[:PART]  (toolproof list --suite {prefix})"
+            f"toolproof run {prefix}[:PART]"
+            + (f" [--{provider.variant} NAME]" if provider.variant else "")
+            + f"  (toolproof list --suite {prefix})"
         )

@@ -186,6 +186,14 @@ from ._progress import MODES
     multiple=True,
     help="Cassette file or directory to replay (default: the suite's shipped cassettes).",
 )
+@click.option(
+    "--attack",
+    metavar="NAME",
+    help=(
+        "Place this attack's injections (a suite built from a package that has attacks: "
+        "agentdojo --attack important_instructions); recorded in the run's config."
+    ),
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary table.")
 @click.pass_context
 def run(
@@ -218,6 +226,7 @@ def run(
     json_progress: bool,
     live: str,
     cassettes: tuple[Path, ...],
+    attack: str | None,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -228,6 +237,7 @@ def run(
       toolproof run core --agent random --epochs 3 --seed 7
       toolproof run --resume runs/core-oracle-20261130-101500-3fa9c2
       toolproof run live --agent oracle --live record
+      toolproof run agentdojo:banking --agent gullible --attack important_instructions
 
     Ctrl-C stops the run: finished episodes are kept, the summary is marked
     incomplete and the command to continue is printed (a second Ctrl-C quits
@@ -276,6 +286,10 @@ def run(
         if suite is None:
             raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")
         fields["suite"] = suite if is_provided(suite) else str(resolve_suite_path(suite))
+    if attack is not None:
+        fields["suite"] = _with_attack(str(fields["suite"]), attack)
+    if resume is None or attack is not None or suite is not None:
+        fields["attack"] = _attack_of(str(fields["suite"]))
     if resume is None or "agent" in given:
         if agent is None:
             raise click.UsageError("give --agent (e.g. --agent oracle); see `toolproof list`")
@@ -330,7 +344,8 @@ def run(
     config = RunConfig.model_validate(fields)
     _say_user_fallback(loaded, config, quiet=quiet)
     if resume is None:
-        run_dir = out or default_run_dir(Path(config.suite).name.replace(":", "-"), config.agent)
+        label = Path(config.suite).name.replace(":", "-").replace("@", "-")
+        run_dir = out or default_run_dir(label, config.agent)
         _refuse_used(run_dir)
     live_run = open_live_run(loaded, config, run_dir, live, list(cassettes), executor)
     if live_run is not None:
@@ -370,6 +385,43 @@ def _store_overview(run_dir: Path) -> None:
         write_overview(run_dir)
     except Exception as exc:  # never fail a finished run over a cache
         click.secho(f"warning: could not store the run overview: {exc}", fg="yellow", err=True)
+
+
+def _with_attack(suite: str, attack: str) -> str:
+    """The suite name with the attack as its variant (``agentdojo:banking@NAME``).
+
+    Raises:
+        click.BadParameter: the name is malformed or the suite takes no attack.
+    """
+    import re
+
+    from toolproof.spec import SpecError
+    from toolproof.spec.providers import is_provided, with_variant
+
+    if not re.fullmatch(r"[a-z0-9_]+", attack):
+        raise click.BadParameter(
+            f"{attack!r} is not an attack name (lower-case letters, digits and _, "
+            "e.g. important_instructions)",
+            param_hint="--attack",
+        )
+    if not is_provided(suite):
+        raise click.BadParameter(
+            f"suite {suite!r} has no attacks to place; --attack is for suites built from a "
+            "package that has them (agentdojo, agentdojo:banking, ...)",
+            param_hint="--attack",
+        )
+    try:
+        return with_variant(suite, attack)
+    except SpecError as exc:
+        raise click.BadParameter(str(exc), param_hint="--attack") from None
+
+
+def _attack_of(suite: str) -> str | None:
+    """The attack a provided suite's name carries (``@NAME``), else None."""
+    from toolproof.spec.providers import is_provided, split_variant
+
+    parts = split_variant(suite) if is_provided(suite) else None
+    return parts[2] if parts is not None else None
 
 
 def _share(value: float) -> float:

@@ -86,6 +86,13 @@ class RunConfig(BaseModel):
     env_cache: str | None = Field(
         None, description="Cache of pinned tool environments (None: ~/.cache/toolproof/envs)."
     )
+    attack: str | None = Field(
+        None,
+        description=(
+            "The attack whose injections a package-built suite places (AgentDojo's "
+            "important_instructions, ...; the suite name carries it as '@NAME'); None: none."
+        ),
+    )
 
     @field_serializer("agent_options")
     def _redact_secrets(self, options: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:

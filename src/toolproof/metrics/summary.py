@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolproof.results import EpisodeRecord
+from toolproof.upstream.agentdojo_metrics import AgentDojoAccumulator
 from toolproof.upstream.bfcl_metrics import bfcl_summary
 
 from ._aggregate import Aggregate, _r
@@ -70,12 +71,14 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     overall = Aggregate()
     breakdown = Breakdown()
     security = SecurityAccumulator()
+    agentdojo = AgentDojoAccumulator()
     tasks: dict[str, dict[str, Any]] = {}
     user_model = SideUsage()
     for record in records:
         stats = episode_stats(record)
         user_model.add(record)
         security.add(record)
+        agentdojo.add(record)
         overall.add(stats)
         breakdown.add(stats)
         entry = tasks.setdefault(
@@ -130,4 +133,7 @@ def summarize(records: Iterable[EpisodeRecord], meta: dict[str, Any]) -> dict[st
     bfcl = bfcl_summary(summary["tasks"])
     if bfcl is not None:
         summary["bfcl"] = bfcl
+    agentdojo_section = agentdojo.to_dict()
+    if agentdojo_section is not None:
+        summary["agentdojo"] = agentdojo_section
     return summary

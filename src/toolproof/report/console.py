@@ -88,6 +88,24 @@ def side_spend(summary: dict[str, Any]) -> str | None:
     return "apart from the agent: " + "; ".join(parts) if parts else None
 
 
+def agentdojo_lines(summary: dict[str, Any]) -> list[str]:
+    """AgentDojo's figures (summary.json's ``agentdojo`` section), one line per suite."""
+    section = summary.get("agentdojo")
+    if not section:
+        return []
+    lines = [f"[bold]AgentDojo {section.get('benchmark_version')}[/] (AgentDojo's own verdicts)"]
+    for suite, row in section.get("no_attack", {}).items():
+        lines.append(f"  {suite}: utility {_pct(row['utility'])} ({row['episodes']} episodes)")
+    for attack, suites in section.get("attacks", {}).items():
+        for suite, row in suites.items():
+            lines.append(
+                f"  {suite} / {attack}: utility under attack "
+                f"{_pct(row['utility_under_attack'])}, targeted ASR "
+                f"{_pct(row['targeted_attack_success_rate'])} ({row['episodes']} episodes)"
+            )
+    return lines
+
+
 def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool = True) -> None:
     """Print the headline, levels, terminations and the per-task table."""
     console = console or Console()
@@ -135,6 +153,8 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     spent = side_spend(summary)
     if spent:
         console.print(escape(spent))
+    for line in agentdojo_lines(summary):
+        console.print(line)
     if not tasks:
         return
     table = Table(show_header=True, header_style="bold", box=None)

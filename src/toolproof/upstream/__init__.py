@@ -9,6 +9,14 @@
     upstream._bfcl_check     ``bfcl.ast``: first-turn calls ──▶ bfcl_eval's verdict
     upstream.bfcl_metrics    per-category accuracies and BFCL's overall figure
 
+    spec.providers  "agentdojo[:SUITE][@ATTACK]"  ──▶  upstream.agentdojo.build_suite
+    upstream.agentdojo            user tasks (x injection tasks) ──▶ Task (tools, checks, solution)
+    upstream._agentdojo_upstream  the installed agentdojo: version, suites, attacks, stand-ins
+    upstream._agentdojo_envs      default and attacked environments, placed as AgentDojo does
+    upstream._agentdojo_tools     one tool per AgentDojo function, on the environment record
+    upstream._agentdojo_check     agentdojo.utility / .security / .attack: AgentDojo's verdicts
+    upstream.agentdojo_metrics    utility, utility under attack, targeted ASR per suite and attack
+
 Nothing here is imported by the base install; no upstream data or code is
 copied into toolproof, everything is read from the installed package.
 """
