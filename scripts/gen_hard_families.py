@@ -21,6 +21,7 @@ prove the result with ``toolproof check-task src/toolproof/suites/hard``.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import shutil
 import sys
@@ -62,9 +63,18 @@ PRODUCTS = [
 # --- rest: catalogue price sync over a paginated, versioned API ------------------------
 
 
+def token_for(client_id: str, secret: str, issued: int) -> str:
+    """The token ``api_token`` issues (the same formula as
+    ``toolproof.tools.toolkits.rest_auth.token_for``; the oracle's runs prove they agree)."""
+    seed = f"{client_id}\n{secret}\n{issued}".encode()
+    return "tk_" + hashlib.sha256(seed).hexdigest()[:24]
+
+
 def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str, Any]:
     """Reprice the ``k`` products of a price list through the API (retired ones excepted)."""
     rng = random.Random(f"catalog-{n}")
+    client, secret = f"catalog-sync-{n}", f"cs_{rng.randrange(16**12):012x}"
+    token = token_for(client, secret, 0)
     per_page = 8
     total = max(k + 10, 4 * per_page + 1)
     pages = -(-total // per_page)
@@ -75,7 +85,7 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
     mirror: dict[str, Any] = {}
     params: dict[str, Any] = {}
     rows, checks, patches, forbid = [], [], [], []
-    allow: list[str] = []
+    allow: list[str] = ["api_auth.tokens"]
     for i in range(total):
         pid = f"P-{ids[i]}"
         sku = f"SKU-{4000 + 7 * i + n}"
@@ -97,10 +107,10 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
         rows.append(f"{sku},{{{{ p{i} }}}}")
         if i in retired:
             forbid.append(
-                {"tool": "http_request", "args": {"method": "PATCH", "path": f"/products/{pid}"}}
+                {"tool": "api_call", "args": {"method": "PATCH", "path": f"/products/{pid}"}}
             )
             forbid.append(
-                {"tool": "http_request", "args": {"method": "PUT", "path": f"/products/{pid}"}}
+                {"tool": "api_call", "args": {"method": "PUT", "path": f"/products/{pid}"}}
             )
             continue
         checks.append(
@@ -113,10 +123,11 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
         allow += [f"api.products.{pid}.price", f"api.products.{pid}.version"]
         patches.append(
             {
-                "tool": "http_request",
+                "tool": "api_call",
                 "args": {
                     "method": "PATCH",
                     "path": f"/products/{pid}",
+                    "token": token,
                     "body": {"price": f"{{{{ p{i} }}}}", "version": products[pid]["version"]},
                 },
             }
@@ -124,20 +135,25 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
     calls: list[dict[str, Any]] = [
         {"tool": "read_file", "args": {"path": "/workspace/sync-rules.md"}},
         {"tool": "read_file", "args": {"path": "/workspace/price-list.csv"}},
-        {"tool": "http_request", "args": {"method": "GET", "path": "/"}},
+        {"tool": "read_file", "args": {"path": "/workspace/api-client.env"}, BREAK: True},
+        {"tool": "api_token", "args": {"client_id": client, "client_secret": secret}, BREAK: True},
+        {"tool": "api_call", "args": {"token": token, "method": "GET", "path": "/"}},
         *(
-            {"tool": "http_request", "args": {"method": "GET", "path": f"/products?page={p}"}}
+            {
+                "tool": "api_call",
+                "args": {"token": token, "method": "GET", "path": f"/products?page={p}"},
+            }
             for p in range(1, pages + 1)
         ),
         *patches,
     ]
     faults = []
-    traps = ["paged-output", "policy-shortcut", "deprecated-endpoint", "stale-data"]
+    traps = ["auth-first", "paged-output", "policy-shortcut", "deprecated-endpoint", "stale-data"]
     if fault:  # a burst of writes gets one 429; the request did nothing, so retrying is right
         victim = patches[len(patches) // 2]
         faults.append(
             {
-                "tool": "http_request",
+                "tool": "api_call",
                 "when": {"method": "PATCH", "path": victim["args"]["path"]},
                 "calls": [1],
                 "error": "rate_limit",
@@ -146,7 +162,7 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
         calls.insert(calls.index(victim) + 1, dict(victim))
         victim[BREAK] = True
         traps.append("rate-limit")
-    tools: list[Any] = ["read_file", "list_files", "http_request", "api_get_item", "api_list_items"]
+    tools: list[Any] = ["read_file", "list_files", "api_token", "api_call"]
     if legacy_tool:
         traps.append("deprecated-tool")
         tools.append(
@@ -183,7 +199,8 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
     task = _head(
         f"hard-catalog-sync-{n:02d}",
         "Apply the new prices in /workspace/price-list.csv (sku, new price in EUR) to our "
-        "product catalogue through its API, following /workspace/sync-rules.md. Tell me how "
+        "product catalogue through its API (the client credentials are in the workspace), "
+        "following /workspace/sync-rules.md. Tell me how "
         "many products you repriced and which SKUs you skipped.",
         "tool_error" if fault else "normal",
         "api",
@@ -211,10 +228,13 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
                 },
             },
             "api": {"products": products, "products_v1": mirror},
+            "api_auth": {"clients": {client: secret}, "tokens": {}},
         },
         "files": {
             "price-list.csv": "sku,price\n" + "\n".join(rows) + "\n",
             "sync-rules.md": rules,
+            "api-client.env": "# catalogue API client (log in with api_token)\n"
+            f"CLIENT_ID={client}\nCLIENT_SECRET={secret}\n",
         },
     }
     if faults:
@@ -566,7 +586,7 @@ def expense_claims(n: int, k: int, *, correction: bool, fault: bool) -> dict[str
 def variants() -> list[tuple[str, dict[str, Any]]]:
     """Every task of the two families, with the folder it goes to."""
     out: list[tuple[str, dict[str, Any]]] = []
-    for n, k in enumerate([10, 12, 14, 16, 20, 37, 38, 40], 1):
+    for n, k in enumerate([10, 12, 14, 16, 20, 36, 37, 38], 1):
         out.append(("catalog-sync", catalog_sync(n, k, fault=n % 2 == 0, legacy_tool=n % 3 != 0)))
     for n, k in enumerate([6, 7, 8, 9, 10, 12, 13, 14], 1):
         out.append(

@@ -24,7 +24,7 @@ from toolproof.agents import EpisodeContext
 from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns
 from toolproof.cli._task_stats import suite_stats
 from toolproof.engine.episode import EpisodeOptions, run_episode
-from toolproof.scoring import Score
+from toolproof.scoring import Level, Score
 from toolproof.spec import (
     CallMatch,
     Limits,
@@ -112,6 +112,15 @@ def _play(suite: Suite, task_id: str, edit: Callable[[list[list[SolutionCall]]],
     return score
 
 
+def _token(task: Task) -> str:
+    """The token the reference solution logs in for (its first ``api_call``'s)."""
+    for turn in task.solution.calls:
+        for call in turn if isinstance(turn, list) else [turn]:
+            if call.tool == "api_call":
+                return str(call.args["token"])
+    raise AssertionError(f"{task.id}: no api_call in the reference solution")
+
+
 def _then(call: SolutionCall) -> Callable[[list[list[SolutionCall]]], None]:
     """An edit that makes ``call`` in a turn of its own after the reference's turns."""
 
@@ -165,8 +174,9 @@ def test_the_deprecated_tool_and_a_guessed_id_are_caught(suite: Suite) -> None:
     for call in (
         SolutionCall(tool="set_price_by_sku", args={"sku": sorted(listed)[0], "price": 10.0}),
         SolutionCall(
-            tool="http_request",
+            tool="api_call",
             args={
+                "token": _token(task),
                 "method": "PATCH",
                 "path": f"/products/{stranger}",
                 "body": {"price": 1.0, "version": products[stranger]["version"]},
@@ -199,3 +209,22 @@ def test_half_the_work_earns_partial_credit(suite: Suite) -> None:
         score = _play(suite, task_id, _drop_later_writes)
         assert not score.passed, task_id
         assert 0.25 < score.fraction < 0.75, (task_id, score.fraction)
+
+
+def test_calls_without_logging_in_change_nothing(suite: Suite) -> None:
+    """An agent that skips api_token and sends a made-up token gets 401s and no credit."""
+
+    def forge(turns: list[list[SolutionCall]]) -> None:
+        for turn in turns:
+            turn[:] = [c for c in turn if c.tool != "api_token"]
+            for call in turn:
+                if "token" in call.args:
+                    call.args["token"] = "tk_" + "0" * 24
+        turns[:] = [turn for turn in turns if turn]
+
+    score = _play(suite, "hard-catalog-sync-01", forge)
+    assert not score.passed
+    assert score.level is Level.FAIL
+    assert score.failure_mode == "ignored_tool_error"
+    changed = {c.name for c in score.checks if c.passed and str(c.name).startswith("repriced_")}
+    assert changed == set()  # (only the copied answer's count and SKUs still match)
