@@ -13,7 +13,6 @@ and prove the result with ``toolproof check-task src/toolproof/suites/hard``.
 from __future__ import annotations
 
 import random
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -1093,10 +1092,11 @@ _Dumper.add_representer(str, _str)
 
 
 def main() -> int:
-    """Write every task file (the folder is emptied first)."""
-    if ROOT.exists():
-        shutil.rmtree(ROOT)
-    ROOT.mkdir(parents=True)
+    """Write every task file (this generator's old files are removed first; the families of
+    ``gen_hard_families.py``, in subfolders, are left alone)."""
+    ROOT.mkdir(parents=True, exist_ok=True)
+    for old in ROOT.glob("*.yaml"):
+        old.unlink()
     for task in variants():
         text = yaml.dump(
             task,

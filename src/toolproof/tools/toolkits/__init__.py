@@ -17,6 +17,7 @@ BUILTIN = (
     "bank",
     "sqldb",
     "rest",
+    "rest_auth",
     "user",
     "shell",
     "live",
