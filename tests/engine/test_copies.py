@@ -53,3 +53,13 @@ def test_tool_schemas_are_copied_too() -> None:
     mine.parameters["properties"]["injected"] = {"type": "string"}
     assert copies.fresh() == [schema] and "injected" not in schema.parameters["properties"]
     assert len(copies) == 1
+
+
+def test_a_nan_among_nulls_is_still_caught() -> None:
+    message = Message(
+        role="assistant",
+        content=None,
+        tool_calls=[ToolCall(id="c", name="t", arguments={"a": None, "b": float("-inf")})],
+    )
+    (copy,) = AgentCopies([message]).fresh()
+    assert copy.tool_calls[0].arguments["b"] == -math.inf and copy.content is None

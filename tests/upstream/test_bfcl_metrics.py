@@ -60,3 +60,16 @@ def test_infra_errors_are_left_out_and_other_tasks_ignored() -> None:
         "simple_python": {"accuracy": 1.0, "total_count": 2, "run": True}
     }
     assert bfcl_summary({"core_task": tasks["core_task"]}) is None
+
+
+def test_summary_3_counts_per_task_give_the_same_section() -> None:
+    old = _tasks({"simple_python": (1, 2), "multiple": (2, 2)})
+    new = {
+        key: {
+            "tags": entry["tags"],
+            "scored": sum(1 for e in entry["epochs"] if not e.get("infra_error")),
+            "passed": sum(1 for e in entry["epochs"] if e["passed"] and not e.get("infra_error")),
+        }
+        for key, entry in old.items()
+    }
+    assert bfcl_summary(new) == bfcl_summary(old)

@@ -23,6 +23,8 @@ def _as_json(item: BaseModel) -> bytes | None:
     """JSON that parses back to an equal object with the same set fields, else None."""
     try:
         text = item.model_dump_json(exclude_unset=True)
+        if "null" not in text:  # JSON loses nothing else: NaN and infinities become null
+            return text.encode()
         back = type(item).model_validate_json(text)
     except ValueError:  # pydantic's errors (a surrogate that UTF-8 cannot hold) included
         return None
@@ -50,9 +52,7 @@ class AgentCopies(Generic[M]):
     def fresh(self) -> list[M]:
         """New, independent copies of every item, in order."""
         return [
-            type(item).model_validate_json(text)
-            if text is not None
-            else item.model_copy(deep=True)
+            type(item).model_validate_json(text) if text is not None else item.model_copy(deep=True)
             for item, text in self._items
         ]
 

@@ -1,0 +1,117 @@
+"""Worker processes (``--workers N``): the same results as one process, and a killed worker
+costs a retry, never a result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import toolproof_test_agents as test_agents
+
+from toolproof.engine import RunConfig, Runner
+from toolproof.engine.executor import Worker
+from toolproof.engine.processes import ProcessExecutor
+from toolproof.results import EpisodeRecord, RunReader
+from toolproof_helpers import make_task, strip_timing
+
+AGENT = "python:toolproof_test_agents:SlowRandom"
+"""A user's in-process agent: each worker imports it again from its spec."""
+
+
+def _config(suite_dir: Callable[..., Path]) -> RunConfig:
+    root = suite_dir([make_task(id=task_id) for task_id in ("a", "b", "c")])
+    return RunConfig(suite=str(root), agent=AGENT, epochs=4, seed=9, snapshots=False)
+
+
+def _trajectories(run_dir: Path) -> list[dict[str, Any]]:
+    lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
+    return [strip_timing(json.loads(line)) for line in lines]
+
+
+def _scores(run_dir: Path) -> dict[str, tuple[bool, str, float]]:
+    with RunReader(run_dir) as reader:
+        return {
+            r.key: (r.score.passed, r.score.level.value, r.score.fraction) for r in reader.records()
+        }
+
+
+def test_workers_give_what_one_process_gives(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
+    config = _config(suite_dir)
+    one = asyncio.run(Runner(config, tmp_path / "one", parallel=4).run())
+    two = asyncio.run(
+        Runner(config, tmp_path / "two", parallel=4, executor_options={"workers": 2}).run()
+    )
+    assert _trajectories(tmp_path / "two") == _trajectories(tmp_path / "one")
+    assert _scores(tmp_path / "two") == _scores(tmp_path / "one")
+    for section in ("episodes", "success", "levels", "tasks", "pass_at_k", "tool_use"):
+        assert two[section] == one[section], section
+
+
+def test_a_killed_worker_costs_a_retry_not_a_result(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0.05")  # episodes in flight when the kill comes
+    config = _config(suite_dir)
+    asyncio.run(Runner(config, tmp_path / "reference", parallel=6).run())
+    run_dir = tmp_path / "run"
+    killed: list[int] = []
+
+    async def run() -> dict[str, Any]:
+        executor = ProcessExecutor(Worker(config, run_dir), {"workers": 2, "run_dir": run_dir})
+
+        def kill_one(record: EpisodeRecord) -> None:
+            if not killed:
+                pid = executor.pids()[0]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+        try:
+            runner = Runner(config, run_dir, parallel=6, executor=executor, on_episode=kill_one)
+            return await runner.run()
+        finally:
+            await executor.aclose()
+
+    summary = asyncio.run(run())
+    assert killed and summary["episodes"]["infra_errors"] == 0
+    assert summary["episodes"]["finished"] == 12
+    assert _scores(run_dir) == _scores(tmp_path / "reference")
+    assert _trajectories(run_dir) == _trajectories(tmp_path / "reference")
+    with RunReader(run_dir) as reader:
+        retried = [r for r in reader.records() if r.attempts > 1]
+    assert retried, "the killed worker had episodes in flight"
+    assert all("worker process died" in r.infra_errors[0] for r in retried)
+    assert summary["episodes"]["infra_retries"] == len(retried)
+
+
+def test_a_worker_that_keeps_dying_ends_in_an_infra_error(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
+    config = _config(suite_dir).model_copy(update={"retries": 0, "epochs": 1})
+
+    async def run() -> list[EpisodeRecord]:
+        executor = ProcessExecutor(Worker(config, None), {"workers": 2})
+        monkeypatch.setattr(executor, "_hello", '{"config": "not json at all"}')  # dies at once
+        try:
+            return [await executor.submit(job) for job in _jobs()]
+        finally:
+            await executor.aclose()
+
+    def _jobs() -> list[Any]:
+        from toolproof.engine import plan
+        from toolproof.spec import load_suite
+
+        return plan(config, load_suite(config.suite))
+
+    records = asyncio.run(run())
+    assert [r.score.termination.value for r in records] == ["infra_error"] * 3
+    assert all("worker process died" in r.infra_errors[-1] for r in records)
