@@ -4,8 +4,8 @@ Results are appended to the run store as each episode ends and committed in
 small batches (at most :data:`COMMIT_DELAY_S` after the episode ended), so a killed
 run loses at most the last moment's episodes, which a resume runs again; the summary
 is counted as episodes are stored (:class:`~toolproof.metrics.summary.Summarizer`),
-so finishing a run reads nothing back; ``resume`` runs only the missing episodes and refuses when the
-configuration or the suite changed. :meth:`Runner.request_stop` (the CLI calls
+so finishing a run reads nothing back; ``resume`` runs only the missing episodes and
+refuses when the configuration or the suite changed. :meth:`Runner.request_stop` (the CLI calls
 it on Ctrl-C) starts no new episode, cancels the running ones and still writes
 a summary, marked incomplete.
 """

@@ -36,15 +36,15 @@ class QuantileSketch:
 
     __slots__ = (
         "_exact",
-        "_pos",
-        "_neg",
-        "_zeros",
-        "n",
-        "total",
         "_gamma",
         "_log_gamma",
+        "_neg",
+        "_pos",
+        "_zeros",
         "limit",
+        "n",
         "skipped",
+        "total",
     )
 
     def __init__(self, *, exact_limit: int = EXACT_LIMIT, alpha: float = ALPHA) -> None:
@@ -106,13 +106,16 @@ class QuantileSketch:
         """Add another sketch's values (same ``alpha``) to this one."""
         if other._gamma != self._gamma:
             raise ValueError("sketches of different accuracy cannot be merged")
-        if self._exact is not None and other._exact is not None:
-            if len(self._exact) + len(other._exact) <= self.limit:
-                self._exact.extend(other._exact)
-                self.n += other.n
-                self.total += other.total
-                self.skipped += other.skipped
-                return
+        if (
+            self._exact is not None
+            and other._exact is not None
+            and len(self._exact) + len(other._exact) <= self.limit
+        ):
+            self._exact.extend(other._exact)
+            self.n += other.n
+            self.total += other.total
+            self.skipped += other.skipped
+            return
         if self._exact is not None:
             values, self._exact = self._exact, None
             for v in values:

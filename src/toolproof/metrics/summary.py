@@ -71,7 +71,7 @@ def episode_numbers(record: EpisodeRecord) -> dict[str, Any]:
 class _TaskCounts:
     """One task's counts for ``summary.json``'s ``tasks`` (a few numbers, not a list)."""
 
-    __slots__ = ("facts", "episodes", "scored", "passed", "infra", "levels", "modes", "fraction")
+    __slots__ = ("episodes", "facts", "fraction", "infra", "levels", "modes", "passed", "scored")
 
     def __init__(self, stats: EpisodeStats) -> None:
         self.facts = {

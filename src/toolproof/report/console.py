@@ -115,11 +115,11 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     for column in ("task", "type", "category", "diff", "passed", "levels"):
         table.add_column(column)
     for task_id, entry in summary.get("tasks", {}).items():
-        passed, scored, levels = _task_counts(entry)
+        passed, scored, per_level = _task_counts(entry)
         style = "green" if passed == scored else ("red" if passed == 0 else "yellow")
         levels_text = " ".join(
             f"[{_LEVEL_STYLE.get(level, 'white')}]{level}[/]" + (f" x{count}" if count > 1 else "")
-            for level, count in levels.items()
+            for level, count in per_level.items()
             if count
         )
         table.add_row(

@@ -6,8 +6,9 @@ line is (``traj_offset``, ``traj_length``). Rows written before this layout (sch
 1) hold the whole record, trajectory included, and no offset; both are read.
 
 Every trajectory line names its episode near its start (``"episode_id":"<key>"``,
-after ``format_version``), so an offset that does not point at its own episode's line (a finalize cut short between replacing the file
-and updating the offsets) is noticed and the file is indexed again by that prefix.
+after ``format_version``), so an offset that does not point at its own episode's
+line (a finalize cut short between replacing the file and updating the offsets) is
+noticed and the file is indexed again by that name.
 """
 
 from __future__ import annotations
