@@ -20,6 +20,7 @@ Reference:
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
@@ -53,7 +54,7 @@ class QuantileSketch:
         self.limit = exact_limit
         self._gamma = (1.0 + alpha) / (1.0 - alpha)
         self._log_gamma = math.log(self._gamma)
-        self._exact: list[float] | None = []
+        self._exact: array[float] | None = array("d")  # 8 bytes a value, not a float object
         self._pos: dict[int, int] = {}
         self._neg: dict[int, int] = {}
         self._zeros = 0
