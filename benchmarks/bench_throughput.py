@@ -111,7 +111,9 @@ from _throughput_agent import latency
 replies = [
     ScriptedReply(tool_calls=[ScriptedToolCall(name="get_stock", arguments={"product_id": "A"}),
                               ScriptedToolCall(name="get_stock", arguments={"product_id": "B"})]),
-    ScriptedReply(tool_calls=[ScriptedToolCall(name="calculate", arguments={"expression": "15 + 27"})]),
+    ScriptedReply(
+        tool_calls=[ScriptedToolCall(name="calculate", arguments={"expression": "15 + 27"})]
+    ),
     ScriptedReply(content="A and B have 42 units together."),
 ]
 inner = sequence_policy(replies, per_conversation=True)
