@@ -115,3 +115,53 @@ def test_a_worker_that_keeps_dying_ends_in_an_infra_error(
     records = asyncio.run(run())
     assert [r.score.termination.value for r in records] == ["infra_error"] * 3
     assert all("worker process died" in r.infra_errors[-1] for r in records)
+
+
+CHILD = """
+import asyncio, sys
+from pathlib import Path
+from toolproof.engine import RunConfig, Runner
+config = RunConfig.model_validate_json(sys.argv[1])
+asyncio.run(Runner(config, Path(sys.argv[2]), parallel=4,
+                   executor_options={"workers": 2}).run())
+"""
+
+
+def test_a_killed_run_with_workers_resumes_to_the_uninterrupted_result(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0.2")  # 3 waves of >= 0.6 s: killed mid-run
+    config = _config(suite_dir)
+    run_dir = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD, config.model_dump_json(), str(run_dir)], env=env
+    )
+    try:
+        deadline = time.monotonic() + 120
+        stored = 0
+        while stored < 3:  # kill it once a few episodes are committed
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "nothing was stored within 120 s"
+            time.sleep(0.05)
+            try:
+                with sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True) as conn:
+                    (stored,) = conn.execute("SELECT COUNT(*) FROM episodes").fetchone()
+            except sqlite3.Error:
+                stored = 0
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    assert stored < 12 and not (run_dir / "summary.json").exists()
+    resumed = asyncio.run(
+        Runner(config, run_dir, parallel=4, executor_options={"workers": 2}).run()
+    )
+    asyncio.run(Runner(config, tmp_path / "reference", parallel=4).run())
+    assert resumed["episodes"]["finished"] == 12
+    assert _scores(run_dir) == _scores(tmp_path / "reference")
+    assert _trajectories(run_dir) == _trajectories(tmp_path / "reference")
