@@ -89,10 +89,16 @@ class ProcessExecutor:
         try:
             while line := await stdout.readline():
                 head, _, rest = line.partition(b',"record":')
-                ident = int(head[len(b'{"id":') :])
+                try:
+                    ident = int(head[len(b'{"id":') :])
+                except ValueError:  # not the protocol (code in the worker wrote to it): end it
+                    child.proc.kill()
+                    break
                 future = child.pending.pop(ident, None)
                 if future is not None and not future.done():
                     future.set_result(rest[:-2].decode())  # drop the closing } and newline
+        except (ValueError, ConnectionError):  # a line over the limit, a broken pipe
+            child.proc.kill()
         finally:
             code = await child.proc.wait()
             for future in child.pending.values():
@@ -144,7 +150,14 @@ class ProcessExecutor:
                 if len(errors) > self.worker.config.retries:
                     return self.worker.infra_failure(job, errors)
                 continue
-            record = EpisodeRecord.model_validate_json(text)
+            try:
+                record = EpisodeRecord.model_validate_json(text)
+            except ValueError as exc:  # not a record (code in the worker wrote to the pipe)
+                child.proc.kill()
+                errors.append(f"worker process sent no valid record: {str(exc)[:300]}")
+                if len(errors) > self.worker.config.retries:
+                    return self.worker.infra_failure(job, errors)
+                continue
             if errors:
                 record = record.model_copy(
                     update={
