@@ -165,3 +165,34 @@ def test_a_killed_run_with_workers_resumes_to_the_uninterrupted_result(
     assert resumed["episodes"]["finished"] == 12
     assert _scores(run_dir) == _scores(tmp_path / "reference")
     assert _trajectories(run_dir) == _trajectories(tmp_path / "reference")
+
+
+@pytest.mark.parametrize(
+    "output",
+    ["not the protocol at all", '{"id":0,"record":{"key": "a#0", "but": "not a record"}}'],
+)
+def test_a_worker_writing_garbage_is_replaced_not_fatal(
+    suite_dir: Callable[..., Path], output: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    config = _config(suite_dir).model_copy(update={"retries": 1, "epochs": 1})
+    liar = f"import sys; sys.stdin.readline(); sys.stdin.readline(); print({output!r}, flush=True)"
+    real = asyncio.create_subprocess_exec
+
+    async def spawn(*args: Any, **kwargs: Any) -> Any:
+        return await real(sys.executable, "-c", liar, **kwargs)
+
+    async def run() -> EpisodeRecord:
+        monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn)
+        executor = ProcessExecutor(Worker(config, None), {"workers": 1})
+        try:
+            from toolproof.engine import EpisodeJob
+
+            return await executor.submit(EpisodeJob("a", 0))
+        finally:
+            await executor.aclose()
+
+    record = asyncio.run(run())
+    assert record.score.termination.value == "infra_error" and record.attempts == 2
+    assert all("worker process" in error for error in record.infra_errors)
