@@ -119,7 +119,7 @@ class Runner:
                 **environment(),
                 **({"live_cassettes": self.config.live.get("digest")} if self.config.live else {}),
             },
-            "planned": len(plan(self.config, suite)),
+            "planned": len(self.config.select(suite)) * self.config.epochs,
         }
 
     def check_resumable(self, store: RunStore) -> None:
@@ -186,7 +186,12 @@ class Runner:
                     for stored in reader.records():
                         summarizer.add(stored)
             self._summarizer = summarizer
-            jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
+            jobs = (  # lazily: a plan of 50,000 jobs held at once grew the run's memory
+                EpisodeJob(task_id, epoch)
+                for task_id in self.config.select(self.suite)
+                for epoch in range(self.config.epochs)
+                if f"{task_id}#{epoch}" not in done
+            )
             executor = self._executor
             if executor is None:
                 assert worker is not None
