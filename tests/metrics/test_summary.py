@@ -9,6 +9,7 @@ import pytest
 from metrics_helpers import call, check, record, step
 
 from toolproof.metrics import summarize
+from toolproof.metrics.summary import episode_numbers
 from toolproof.results import EpisodeRecord
 from toolproof.trajectory import Usage
 
@@ -85,9 +86,8 @@ def test_step_efficiency_over_all_and_passed_episodes() -> None:
     assert eff["all"] == pytest.approx({"n": 3, "mean": 1.5, "median": 1.0, "p95": 2.8})
     # passed only: [1, 3]; p95: h = 0.95 -> 1 + 0.95 * 2 = 2.9
     assert eff["passed"] == pytest.approx({"n": 2, "mean": 2.0, "median": 2.0, "p95": 2.9})
-    tasks = summarize(records, META)["tasks"]
-    assert tasks["b"]["epochs"][0]["efficiency"] == 3.0
-    assert tasks["d"]["epochs"][0]["efficiency"] is None
+    assert episode_numbers(records[1])["efficiency"] == 3.0
+    assert episode_numbers(records[3])["efficiency"] is None
 
 
 def test_tool_call_accuracy() -> None:
@@ -186,8 +186,8 @@ def test_tokens_and_cost_with_unpriced_models_never_zero_dollars() -> None:
         1,
     )
     assert cost["per_episode_usd"]["mean"] == pytest.approx(0.03)
-    assert summary["tasks"]["b"]["epochs"][0]["cost_usd"] is None
-    assert summary["tasks"]["b"]["epochs"][0]["pricing"] == "unpriced"
+    unpriced = episode_numbers(next(r for r in records if r.task.id == "b"))
+    assert unpriced["cost_usd"] is None and unpriced["pricing"] == "unpriced"
 
     only_unpriced = summarize([records[1]], META)["cost"]
     assert only_unpriced["status"] == "unpriced"
@@ -294,9 +294,22 @@ def test_failure_modes_and_task_entries() -> None:
     assert summary["failure_modes"]["loop"] == 1
     assert summary["failure_modes"]["timeout"] == 0
     entry = summary["tasks"]["a"]
-    assert [e["epoch"] for e in entry["epochs"]] == [0, 1]
-    assert entry["epochs"][1]["failure_mode"] == "wrong_tool"
-    assert entry["epochs"][1]["failure_step"] == 2
+    assert "epochs" not in entry  # per-episode numbers are in run.db, not summary.json
+    assert (entry["episodes"], entry["scored"], entry["passed"], entry["infra_errors"]) == (
+        2,
+        2,
+        0,
+        0,
+    )
+    assert entry["failure_modes"] == {"wrong_tool": 2}
+    assert entry["levels"]["fail"] == 2 and entry["success_rate"] == 0.0
+    assert summary["tasks"]["c"]["success_rate"] == 1.0
+    numbers = episode_numbers(records[1])
+    assert (numbers["epoch"], numbers["failure_mode"], numbers["failure_step"]) == (
+        1,
+        "wrong_tool",
+        2,
+    )
 
 
 def test_summarize_streams_a_generator_once_and_handles_an_empty_run() -> None:

@@ -58,7 +58,7 @@ def test_oracle_passes_offline_on_the_live_track(invoke: Invoke, tmp_path: Path)
     assert isinstance(success, dict) and success["rate"] == 1.0
     tasks = data["tasks"]
     assert isinstance(tasks, dict) and len(tasks) == 5
-    assert all(e["level"] == "perfect" for t in tasks.values() for e in t["epochs"])
+    assert all(t["levels"]["perfect"] == t["episodes"] for t in tasks.values())
     live = data["live"]
     assert isinstance(live, dict) and live["mode"] == "replay"
     environment = data["environment"]
@@ -73,7 +73,7 @@ def test_noop_fails_every_task(invoke: Invoke, tmp_path: Path) -> None:
     data = summary(tmp_path / "n")
     tasks = data["tasks"]
     assert isinstance(tasks, dict) and len(tasks) == 5
-    assert all(e["level"] == "fail" for t in tasks.values() for e in t["epochs"])
+    assert all(t["levels"]["fail"] == t["episodes"] for t in tasks.values())
 
 
 @pytest.mark.parametrize("flawed", ["never-asks", "never-retries", "gullible"])
@@ -85,7 +85,7 @@ def test_each_flawed_agent_passes_every_live_task(
     assert invoke("run", "live", "--agent", flawed, "-q", "-o", tmp_path / "f").code == 0
     tasks = summary(tmp_path / "f")["tasks"]
     assert isinstance(tasks, dict) and len(tasks) == 5
-    assert all(e["level"] == "perfect" for t in tasks.values() for e in t["epochs"])
+    assert all(t["levels"]["perfect"] == t["episodes"] for t in tasks.values())
 
 
 def test_a_live_run_is_never_compared_with_a_standard_one(invoke: Invoke, tmp_path: Path) -> None:

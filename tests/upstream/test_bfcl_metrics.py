@@ -80,3 +80,16 @@ def test_multi_turn_is_the_unweighted_mean_of_its_four_categories_at_weight_30()
     partial = bfcl_summary(_tasks({"multi_turn_base": (1, 1)}))
     assert partial is not None and partial["groups"]["multi_turn"]["run"] is False
     assert partial["groups"]["multi_turn"]["accuracy"] == pytest.approx(0.25)  # others count 0
+
+
+def test_summary_3_counts_per_task_give_the_same_section() -> None:
+    old = _tasks({"simple_python": (1, 2), "multiple": (2, 2)})
+    new = {
+        key: {
+            "tags": entry["tags"],
+            "scored": sum(1 for e in entry["epochs"] if not e.get("infra_error")),
+            "passed": sum(1 for e in entry["epochs"] if e["passed"] and not e.get("infra_error")),
+        }
+        for key, entry in old.items()
+    }
+    assert bfcl_summary(new) == bfcl_summary(old)

@@ -47,6 +47,7 @@ from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
+from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
 from .side_models import SideModels, attach_user, judging
@@ -328,9 +329,10 @@ async def _loop(
     model_slots: asyncio.Semaphore | None = None,
 ) -> tuple[Termination, str | None, str | None]:
     limits = instance.limits
-    messages = list(prompt)
+    messages = AgentCopies(prompt)
+    tools = AgentCopies(gateway.schemas)
     for past in recorder.steps:
-        messages.append(past.message)
+        messages.add(past.message)
         messages.extend(
             Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)
             for r in past.results
@@ -342,7 +344,10 @@ async def _loop(
         remaining = limits.total_timeout_s - (time.perf_counter() - t0)
         if remaining <= 0:
             return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
-        observation = Observation(messages=list(messages), tools=gateway.schemas, step=step)
+        # The agent's own copies (see AgentCopies), made without a deepcopy per turn.
+        observation = Observation.model_construct(
+            messages=messages.fresh(), tools=tools.fresh(), step=step
+        )
         budget = min(limits.step_timeout_s, remaining)
         q0 = time.perf_counter()
         try:
@@ -395,7 +400,7 @@ async def _loop(
         await recorder.record(
             message, results, agent_s=agent_s, tool_s=tool_s, usage=turn.usage, annotations=notes
         )
-        messages.append(message)
+        messages.add(message)
         messages.extend(
             Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)
             for r in results

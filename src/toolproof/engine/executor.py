@@ -245,4 +245,11 @@ class LocalExecutor:
         return await self.worker.run(job)
 
 
-executor("local")(LocalExecutor)
+@executor("local")
+def _local(worker: Worker, options: dict[str, Any]) -> Executor:
+    """``--executor local``: this process, or ``--workers N`` worker processes (every core)."""
+    if int(options.get("workers", 1)) > 1:
+        from .processes import ProcessExecutor
+
+        return ProcessExecutor(worker, options)
+    return LocalExecutor(worker, options)

@@ -1,8 +1,11 @@
 """The runner: plan the episodes of a run, keep N in flight, store each as it ends, resume.
 
-Results are appended to the run store as each episode ends, so a killed run
-loses nothing; ``resume`` runs only the missing episodes and refuses when the
-configuration or the suite changed. :meth:`Runner.request_stop` (the CLI calls
+Results are appended to the run store as each episode ends and committed in
+small batches (at most :data:`COMMIT_DELAY_S` after the episode ended), so a killed
+run loses at most the last moment's episodes, which a resume runs again; the summary
+is counted as episodes are stored (:class:`~toolproof.metrics.summary.Summarizer`),
+so finishing a run reads nothing back; ``resume`` runs only the missing episodes and
+refuses when the configuration or the suite changed. :meth:`Runner.request_stop` (the CLI calls
 it on Ctrl-C) starts no new episode, cancels the running ones and still writes
 a summary, marked incomplete.
 """
@@ -18,6 +21,7 @@ from typing import Any
 
 from toolproof._version import __version__
 from toolproof.metrics import summarize
+from toolproof.metrics.summary import Summarizer
 from toolproof.results import EpisodeRecord, RunReader, RunStore
 from toolproof.spec import Problem, SpecError, Suite, load_suite
 
@@ -25,6 +29,12 @@ from .config import RunConfig
 from .executor import EpisodeJob, Executor, Worker, make_executor
 
 ProgressCallback = Callable[[EpisodeRecord], None]
+
+COMMIT_EVERY = 64
+"""Stored episodes per SQLite commit at most (one commit per episode cost ~15% of the
+engine's CPU per episode)."""
+COMMIT_DELAY_S = 0.2
+"""Longest a stored episode waits for its commit (a kill loses no more than this)."""
 
 
 class ResumeError(SpecError):
@@ -77,6 +87,8 @@ class Runner:
         """True once :meth:`request_stop` was called: the summary may be incomplete."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._workers: list[asyncio.Task[None]] = []
+        self._summarizer: Summarizer | None = None
+        self._commit_timer: asyncio.TimerHandle | None = None
         if not config.select(self.suite):
             raise SpecError(
                 [
@@ -107,7 +119,7 @@ class Runner:
                 **environment(),
                 **({"live_cassettes": self.config.live.get("digest")} if self.config.live else {}),
             },
-            "planned": len(plan(self.config, suite)),
+            "planned": len(self.config.select(suite)) * self.config.epochs,
         }
 
     def check_resumable(self, store: RunStore) -> None:
@@ -163,12 +175,23 @@ class Runner:
         """
         self._loop = asyncio.get_running_loop()
         worker = Worker(self.config, self.run_dir, self.suite) if self._executor is None else None
-        store = RunStore(self.run_dir)
+        store = RunStore(self.run_dir, commit_every=COMMIT_EVERY)
         try:
             self.check_resumable(store)
             store.set_meta(self.meta())
             done = store.keys()
-            jobs = iter([j for j in plan(self.config, self.suite) if j.key not in done])
+            summarizer = Summarizer()
+            if done:  # a resume: count what is stored (once), then each new episode
+                with RunReader(self.run_dir) as reader:
+                    for stored in reader.records():
+                        summarizer.add(stored)
+            self._summarizer = summarizer
+            jobs = (  # lazily: a plan of 50,000 jobs held at once grew the run's memory
+                EpisodeJob(task_id, epoch)
+                for task_id in self.config.select(self.suite)
+                for epoch in range(self.config.epochs)
+                if f"{task_id}#{epoch}" not in done
+            )
             executor = self._executor
             if executor is None:
                 assert worker is not None
@@ -179,6 +202,9 @@ class Runner:
             try:
                 await self._drain(jobs, executor, store)
             finally:
+                aclose = getattr(executor, "aclose", None)
+                if worker is not None and callable(aclose):
+                    await aclose()
                 close = getattr(executor, "close", None)
                 if worker is not None and callable(close):
                     close()
@@ -186,8 +212,14 @@ class Runner:
         finally:
             store.close()
 
+    def _commit(self, store: RunStore) -> None:
+        self._commit_timer = None
+        store.commit()
+
     async def _drain(self, jobs: Iterator[EpisodeJob], executor: Executor, store: RunStore) -> None:
         """Keep ``parallel`` episodes in flight until the jobs run out or a stop is requested."""
+        summarizer = self._summarizer
+        assert summarizer is not None
 
         async def worker() -> None:
             while not self.stopped:
@@ -196,6 +228,10 @@ class Runner:
                     return
                 record = await executor.submit(job)
                 store.append(record)
+                summarizer.add(record)
+                if store.pending and self._commit_timer is None:
+                    loop = asyncio.get_running_loop()
+                    self._commit_timer = loop.call_later(COMMIT_DELAY_S, self._commit, store)
                 if self.on_episode is not None:
                     self.on_episode(record)
                 # A turn for the event loop: episodes of agents that never suspend (the
@@ -218,10 +254,18 @@ class Runner:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             self._workers = []
+            if self._commit_timer is not None:
+                self._commit_timer.cancel()
+                self._commit_timer = None
+            store.commit()
 
     def finalize(self, store: RunStore) -> dict[str, Any]:
-        """Compute the summary from everything stored (one record at a time) and write it."""
-        with RunReader(self.run_dir) as reader:
-            summary = summarize(reader.records(), reader.meta())
+        """Write the summary: counted during :meth:`run`, else from everything stored."""
+        store.commit()
+        if self._summarizer is not None:
+            summary = self._summarizer.summary(store.meta())
+        else:
+            with RunReader(self.run_dir) as reader:
+                summary = summarize(reader.records(), reader.meta())
         store.finalize(summary)
         return summary

@@ -1,15 +1,15 @@
 """The metric block of summary.json: one streaming accumulator over episodes.
 
 :class:`Aggregate` takes :class:`EpisodeStats` one at a time (``add``) and keeps
-counters and compact float arrays only, so memory is a few numbers per episode
-and the work is O(n) (plus sorting for percentiles and a task-level bootstrap).
+counters, per-task counts and quantile sketches only (exact up to a few thousand
+values, bounded buckets beyond: :mod:`toolproof.metrics.sketch`), so its memory does
+not grow with the number of episodes and the result does not depend on their order.
 The same block is computed for the whole run and for every breakdown group.
 Every name and definition is in ``docs/metrics.md``.
 """
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +19,7 @@ from toolproof.scoring.failure import FailureMode
 from toolproof.trajectory import Termination
 
 from ._episode import EpisodeStats
+from .sketch import QuantileSketch
 from .stats import bootstrap_mean_ci, mean_pass_at_k, mean_pass_hat_k, percentile, proportion
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -51,8 +52,10 @@ def _rate(part: int, whole: int) -> float | None:
     return _r(part / whole) if whole else None
 
 
-def distribution(values: Sequence[float]) -> dict[str, Any]:
+def distribution(values: Sequence[float] | QuantileSketch) -> dict[str, Any]:
     """``{"n", "mean", "median", "p95"}`` of the values; statistics are None when empty."""
+    if isinstance(values, QuantileSketch):
+        return values.summary()
     n = len(values)
     return {
         "n": n,
@@ -78,18 +81,22 @@ class Aggregate:
         self.terminations: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
         self.per_task: dict[str, list[int]] = {}
-        self.eff_all, self.eff_passed = array("d"), array("d")
+        self.eff_all, self.eff_passed = QuantileSketch(), QuantileSketch()
         self.calls = self.to_ref = self.ref_calls = self.to_offered = self.valid = 0
         self.errors = self.repeated = self.unused = self.redundant = 0
         self.error_kinds: Counter[str] = Counter()
-        self.step_agent, self.step_tool = array("d"), array("d")
-        self.ep_agent, self.ep_tool, self.ep_wall = array("d"), array("d"), array("d")
+        self.step_agent, self.step_tool = QuantileSketch(), QuantileSketch()
+        self.ep_agent, self.ep_tool, self.ep_wall = (
+            QuantileSketch(),
+            QuantileSketch(),
+            QuantileSketch(),
+        )
         self.tokens_in = self.tokens_out = 0
-        self.ep_tokens = array("d")
+        self.ep_tokens = QuantileSketch()
         self.estimated = False
         self.priced = self.unpriced = self.no_usage = 0
         self.cost_total = 0.0
-        self.ep_cost = array("d")
+        self.ep_cost = QuantileSketch()
         self.judge_checks = self.judge_samples = self.judge_in = self.judge_out = 0
         self.judge_unpriced = 0
         self.judge_cost = 0.0
@@ -134,18 +141,18 @@ class Aggregate:
             self.failures[s.failure_mode] += 1
         ratio = s.efficiency
         if ratio is not None:
-            self.eff_all.append(ratio)
+            self.eff_all.add(ratio)
             if s.passed:
-                self.eff_passed.append(ratio)
+                self.eff_passed.add(ratio)
         self._add_calls(s)
         self.step_agent.extend(s.step_agent_s)
         self.step_tool.extend(s.step_tool_s)
-        self.ep_agent.append(s.agent_s)
-        self.ep_tool.append(s.tool_s)
-        self.ep_wall.append(s.duration_s)
-        self.ep_tokens.append(s.tokens)
+        self.ep_agent.add(s.agent_s)
+        self.ep_tool.add(s.tool_s)
+        self.ep_wall.add(s.duration_s)
+        self.ep_tokens.add(s.tokens)
         if s.pricing == "priced":
-            self.ep_cost.append(s.cost_usd or 0.0)
+            self.ep_cost.add(s.cost_usd or 0.0)
         if s.evidence_required:
             self.ev_episodes += 1
             self.ev_required += s.evidence_required
@@ -173,7 +180,9 @@ class Aggregate:
 
     def _success(self) -> dict[str, Any]:
         out: dict[str, Any] = proportion(self.passed, self.scored).to_dict()
-        means = [c / n for n, c in self.per_task.values()]
+        # In task order, not arrival order: the bootstrap's draws then do not depend on
+        # which episode finished first (parallel runs, worker processes).
+        means = [c / n for _, (n, c) in sorted(self.per_task.items())]
         low = high = None
         resamples = BOOTSTRAP_RESAMPLES
         if self.capped and means:

@@ -3,6 +3,8 @@
 Layout of the baselines directory (default ``.toolproof/baselines``)::
 
     <suite>/<version>/<NAME>/run.db          a consistent copy of the run's database
+                            /trajectories.jsonl  its trajectories (copied after the database:
+                                             every row's line is in the copy)
                             /summary.json    the run's summary, when it had one
                             /baseline.json   name, suite, version, digest, track, agent,
                                              source run, saved_at
@@ -23,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolproof.results import DB_NAME, SUMMARY, RunReader
+from toolproof.results import DB_NAME, SUMMARY, TRAJECTORIES, RunReader
 from toolproof.spec import ToolproofError
 
 from .compare import identity
@@ -100,6 +102,8 @@ def save_baseline(name: str, run_dir: Path, root: Path = DEFAULT_BASELINES_DIR) 
         finally:
             copy.close()
             source.close()
+        if (run_dir / TRAJECTORIES).is_file():  # appended only: it holds every copied row's line
+            shutil.copyfile(run_dir / TRAJECTORIES, staging / TRAJECTORIES)
         if (run_dir / SUMMARY).is_file():
             shutil.copyfile(run_dir / SUMMARY, staging / SUMMARY)
         info = {

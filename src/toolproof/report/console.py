@@ -161,18 +161,30 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     for column in ("task", "type", "category", "diff", "passed", "levels"):
         table.add_column(column)
     for task_id, entry in summary.get("tasks", {}).items():
-        epochs = entry["epochs"]
-        passed = sum(1 for e in epochs if e["passed"])
-        style = "green" if passed == len(epochs) else ("red" if passed == 0 else "yellow")
+        passed, scored, per_level = _task_counts(entry)
+        style = "green" if passed == scored else ("red" if passed == 0 else "yellow")
         levels_text = " ".join(
-            f"[{_LEVEL_STYLE.get(e['level'], 'white')}]{e['level']}[/]" for e in epochs
+            f"[{_LEVEL_STYLE.get(level, 'white')}]{level}[/]" + (f" x{count}" if count > 1 else "")
+            for level, count in per_level.items()
+            if count
         )
         table.add_row(
             task_id,
             entry["type"],
             entry["category"],
             str(entry["difficulty"]),
-            f"[{style}]{passed}/{len(epochs)}[/]",
+            f"[{style}]{passed}/{scored}[/]",
             levels_text,
         )
     console.print(table)
+
+
+def _task_counts(entry: dict[str, Any]) -> tuple[int, int, dict[str, int]]:
+    """Passed, scored and episodes per level of one task of a summary (any version)."""
+    if "scored" in entry:  # summary.json 3: counts
+        return int(entry["passed"]), int(entry["scored"]), dict(entry.get("levels", {}))
+    epochs = entry.get("epochs", [])  # older: one entry per episode
+    levels: dict[str, int] = {}
+    for e in epochs:
+        levels[e["level"]] = levels.get(e["level"], 0) + 1
+    return sum(1 for e in epochs if e["passed"]), len(epochs), levels

@@ -2,7 +2,8 @@
 
 Map::
 
-    run_dir/ run.db (meta, episodes, steps) + trajectories.jsonl + summary.json + blobs/
+    run_dir/ run.db (meta, episodes + offsets) + trajectories.jsonl (each trajectory, once)
+             + summary.json + blobs/
     engine --RunStore.append--> run_dir --RunReader--> metrics, report, viewer
 """
 

@@ -44,8 +44,9 @@ def bfcl_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | Non
     """The ``bfcl`` section of summary.json, or None when the run has no BFCL task.
 
     Args:
-        tasks: summary.json's ``tasks`` (tags and per-epoch ``passed``; infra errors
-            are left out of the counts, as everywhere in toolproof).
+        tasks: summary.json's ``tasks`` (tags, and ``passed`` of ``scored`` episodes, or
+            for older summaries per-epoch ``passed``; infra errors are left out of the
+            counts, as everywhere in toolproof).
     """
     counts: dict[str, list[int]] = {}
     for entry in tasks.values():
@@ -54,7 +55,11 @@ def bfcl_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | Non
             continue
         row = counts.setdefault(category, [0, 0, 0])
         row[2] += 1
-        for epoch in entry.get("epochs", []):
+        if "scored" in entry:  # summary.json 3: counts per task
+            row[0] += int(entry.get("passed", 0))
+            row[1] += int(entry["scored"])
+            continue
+        for epoch in entry.get("epochs", []):  # older summaries: one entry per episode
             if epoch.get("infra_error"):
                 continue
             row[0] += bool(epoch.get("passed"))

@@ -112,7 +112,11 @@ def breakdowns(
             if not isinstance(entry, dict) or entry.get(dim) is None:
                 continue
             cell = counts.setdefault(str(entry[dim]), [0, 0])
-            for epoch in entry.get("epochs", []):
+            if isinstance(entry.get("scored"), int):  # summary.json 3: counts per task
+                cell[0] += int(entry.get("passed") or 0)
+                cell[1] += entry["scored"]
+                continue
+            for epoch in entry.get("epochs", []):  # older summaries: one entry per episode
                 if isinstance(epoch, dict) and epoch.get("termination") != "infra_error":
                     cell[0] += bool(epoch.get("passed"))
                     cell[1] += 1

@@ -27,6 +27,7 @@ from ._options import ChatOptions, parse_options, require_sdk, require_target
 from ._reply import ModelReply, ReplyCall
 from ._retry import BadResponse, Failure, sdk_error_message, status_failure
 from ._schemas import anthropic_tools
+from ._shared_client import SharedClient
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -125,6 +126,21 @@ def parse_message(message: Any) -> ModelReply:
     )
 
 
+def _make_client(options: ChatOptions) -> AsyncAnthropic:
+    """An SDK client with the run's options, its own connection pool and the body cap."""
+    import anthropic
+
+    return anthropic.AsyncAnthropic(
+        api_key=options.api_key or "unused",
+        base_url=options.base_url or DEFAULT_BASE_URL,
+        timeout=options.timeout,
+        max_retries=0,
+        http_client=anthropic.DefaultAsyncHttpxClient(
+            transport=capped_transport(anthropic.DefaultAsyncHttpxClient)
+        ),
+    )
+
+
 class AnthropicMessagesAgent:
     """One episode's conversation with a Messages API model."""
 
@@ -135,24 +151,16 @@ class AnthropicMessagesAgent:
         caller: ModelCaller,
         tools: list[dict[str, Any]],
         epoch: int = 0,
+        shared: SharedClient[AsyncAnthropic] | None = None,
     ) -> None:
-        import anthropic
-
         self.model = model
         self._options = options
         self._caller = caller
         self._tools = tools
         self._offered: list[str] | None = None
         self._epoch = epoch
-        self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
-            api_key=options.api_key or "unused",
-            base_url=options.base_url or DEFAULT_BASE_URL,
-            timeout=options.timeout,
-            max_retries=0,
-            http_client=anthropic.DefaultAsyncHttpxClient(
-                transport=capped_transport(anthropic.DefaultAsyncHttpxClient)
-            ),
-        )
+        self._shared = shared
+        self._client: AsyncAnthropic | None = None
 
     def request(self, messages: list[Message]) -> dict[str, Any]:
         """The ``messages.create`` request for a transcript (without streaming)."""
@@ -188,7 +196,7 @@ class AnthropicMessagesAgent:
         try:
             if self._options.stream:
                 return await self._send_stream(args)
-            message = await self._client.messages.create(**args)
+            message = await self._use().messages.create(**args)
         except Exception as exc:  # a body over the cap, under the SDK's connection error
             big = too_large(exc)
             if big is not None:
@@ -197,7 +205,7 @@ class AnthropicMessagesAgent:
         return parse_message(message)
 
     async def _send_stream(self, args: dict[str, Any]) -> ModelReply:
-        stream = await self._client.messages.create(**args, stream=True)
+        stream = await self._use().messages.create(**args, stream=True)
         blocks: dict[int, dict[str, str]] = {}
         input_tokens: int | None = None
         output_tokens: int | None = None
@@ -241,9 +249,20 @@ class AnthropicMessagesAgent:
             stop_reason=stop,
         )
 
+    def _use(self) -> AsyncAnthropic:
+        """The run's shared client (the first call takes it; :meth:`aclose` gives it back)."""
+        if self._client is None:
+            shared = self._shared
+            self._client = shared.acquire() if shared is not None else _make_client(self._options)
+        return self._client
+
     async def aclose(self) -> None:
         """Close the HTTP connections."""
-        await self._client.close()
+        client, self._client = self._client, None
+        if client is not None and self._shared is not None:
+            await self._shared.release(client)
+        elif client is not None:
+            await client.close()
 
 
 @agent("anthropic")
@@ -277,7 +296,11 @@ def build(spec: AgentSpec) -> AgentFactory:
         raise SpecError(problems)
     caller = ModelCaller(spec.label, options, classify, PriceTable.load(options.prices))
 
+    shared: SharedClient[AsyncAnthropic] = SharedClient(lambda: _make_client(options))
+
     def factory(ctx: EpisodeContext) -> AnthropicMessagesAgent:
-        return AnthropicMessagesAgent(model, options, caller, anthropic_tools(ctx.tools), ctx.epoch)
+        return AnthropicMessagesAgent(
+            model, options, caller, anthropic_tools(ctx.tools), ctx.epoch, shared=shared
+        )
 
     return factory

@@ -28,6 +28,7 @@ from ._options import ChatOptions, parse_options, require_sdk, require_target
 from ._reply import ModelReply, ReplyCall, arguments_text
 from ._retry import BadResponse, Failure, sdk_error_message, status_failure
 from ._schemas import openai_tools
+from ._shared_client import SharedClient
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -106,6 +107,21 @@ def parse_completion(completion: Any) -> ModelReply:
     )
 
 
+def _make_client(options: ChatOptions) -> AsyncOpenAI:
+    """An SDK client with the run's options, its own connection pool and the body cap."""
+    import openai
+
+    return openai.AsyncOpenAI(
+        api_key=options.api_key or "unused",
+        base_url=options.base_url or DEFAULT_BASE_URL,
+        timeout=options.timeout,
+        max_retries=0,
+        http_client=openai.DefaultAsyncHttpxClient(
+            transport=capped_transport(openai.DefaultAsyncHttpxClient)
+        ),
+    )
+
+
 class OpenAIChatAgent:
     """One episode's conversation with a Chat Completions model."""
 
@@ -116,24 +132,16 @@ class OpenAIChatAgent:
         caller: ModelCaller,
         tools: list[dict[str, Any]],
         epoch: int = 0,
+        shared: SharedClient[AsyncOpenAI] | None = None,
     ) -> None:
-        import openai
-
         self.model = model
         self._options = options
         self._caller = caller
         self._tools = tools
         self._offered: list[str] | None = None
         self._epoch = epoch
-        self._client: AsyncOpenAI = openai.AsyncOpenAI(
-            api_key=options.api_key or "unused",
-            base_url=options.base_url or DEFAULT_BASE_URL,
-            timeout=options.timeout,
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(
-                transport=capped_transport(openai.DefaultAsyncHttpxClient)
-            ),
-        )
+        self._shared = shared
+        self._client: AsyncOpenAI | None = None
 
     def request(self, messages: list[Message]) -> dict[str, Any]:
         """The ``chat.completions.create`` arguments for a transcript (without streaming)."""
@@ -162,7 +170,7 @@ class OpenAIChatAgent:
         try:
             if self._options.stream:
                 return await self._send_stream(request)
-            completion = await self._client.chat.completions.create(**request)
+            completion = await self._use().chat.completions.create(**request)
         except Exception as exc:  # a body over the cap, under the SDK's connection error
             big = too_large(exc)
             if big is not None:
@@ -171,7 +179,7 @@ class OpenAIChatAgent:
         return parse_completion(completion)
 
     async def _send_stream(self, request: dict[str, Any]) -> ModelReply:
-        stream = await self._client.chat.completions.create(
+        stream = await self._use().chat.completions.create(
             **request, stream=True, stream_options={"include_usage": True}
         )
         text: list[str] = []
@@ -201,9 +209,20 @@ class OpenAIChatAgent:
             stop_reason=finish,
         )
 
+    def _use(self) -> AsyncOpenAI:
+        """The run's shared client (the first call takes it; :meth:`aclose` gives it back)."""
+        if self._client is None:
+            shared = self._shared
+            self._client = shared.acquire() if shared is not None else _make_client(self._options)
+        return self._client
+
     async def aclose(self) -> None:
         """Close the HTTP connections."""
-        await self._client.close()
+        client, self._client = self._client, None
+        if client is not None and self._shared is not None:
+            await self._shared.release(client)
+        elif client is not None:
+            await client.close()
 
 
 @agent("openai")
@@ -230,7 +249,11 @@ def build(spec: AgentSpec) -> AgentFactory:
         )
     caller = ModelCaller(spec.label, options, classify, PriceTable.load(options.prices))
 
+    shared: SharedClient[AsyncOpenAI] = SharedClient(lambda: _make_client(options))
+
     def factory(ctx: EpisodeContext) -> OpenAIChatAgent:
-        return OpenAIChatAgent(model, options, caller, openai_tools(ctx.tools), ctx.epoch)
+        return OpenAIChatAgent(
+            model, options, caller, openai_tools(ctx.tools), ctx.epoch, shared=shared
+        )
 
     return factory

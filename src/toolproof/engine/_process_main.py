@@ -1,0 +1,69 @@
+"""The worker process of the ``local`` executor with ``workers > 1`` (see ``processes``).
+
+Reads JSON lines on stdin: first ``{"config": ..., "run_dir": ...}``, then jobs
+``{"id": n, "task": ..., "epoch": ...}`` and ``{"cancel": n}``; runs every job it is
+given at once in its own event loop, with the run's suite and agent factory built
+here from the configuration (a ``python:`` agent is imported again from its spec),
+and writes ``{"id": n, "record": ...}`` lines on stdout as episodes end. Stdout is
+the protocol only: the agents' prints go to stderr. End of input: finish the jobs
+in flight, then exit.
+
+    python -m toolproof.engine._process_main
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+async def _serve(protocol: Any) -> None:
+    from toolproof.engine.config import RunConfig
+    from toolproof.engine.executor import EpisodeJob, Worker
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 30, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    first = json.loads(await reader.readline())
+    config = RunConfig.model_validate_json(first["config"])
+    run_dir = Path(first["run_dir"]) if first.get("run_dir") else None
+    worker = Worker(config, run_dir)
+    running: dict[int, asyncio.Task[None]] = {}
+
+    async def one(ident: int, job: EpisodeJob) -> None:
+        try:
+            record = await worker.run(job)
+        except Exception as exc:  # the harness failed outside the episode: an infra error
+            record = worker.infra_failure(job, [f"worker process: {type(exc).__name__}: {exc}"])
+        finally:
+            running.pop(ident, None)
+        protocol.write(f'{{"id":{ident},"record":{record.model_dump_json()}}}\n'.encode())
+        protocol.flush()
+
+    while line := await reader.readline():
+        message = json.loads(line)
+        if "cancel" in message:
+            task = running.get(int(message["cancel"]))
+            if task is not None:
+                task.cancel()
+            continue
+        ident = int(message["id"])
+        job = EpisodeJob(str(message["task"]), int(message["epoch"]))
+        running[ident] = asyncio.create_task(one(ident, job))
+    if running:
+        await asyncio.gather(*running.values(), return_exceptions=True)
+
+
+def main() -> None:
+    """Serve jobs until stdin closes."""
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt it
+    asyncio.run(_serve(protocol))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Every core: the ``local`` executor's worker processes (``--workers N``).
+
+One process runs a run's event loop on one core; with ``workers > 1`` the episodes
+run in ``N`` worker processes instead (``python -m toolproof.engine._process_main``),
+each with its own event loop, suite and agent factory, while the parent keeps the one
+run store (the :class:`~toolproof.results.RunLock` stays one writer) and the
+summary. A job goes to the worker with the fewest in flight; records come back as
+JSON lines. An in-process ``python:`` agent is built again in each worker from its
+spec, so it must be importable there (the parent's ``sys.path`` is handed down).
+
+A worker that dies (killed, out of memory) has its jobs run again on a fresh worker;
+after ``retries`` such deaths a job is stored as an ``infra_error``, never lost and
+never counted against the agent, as with the ``ray`` executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import sys
+from typing import Any
+
+from toolproof.results import EpisodeRecord
+
+from .executor import EpisodeJob, Worker
+
+_LINE_LIMIT = 1 << 30
+"""Longest record line read from a worker (a record holds a whole trajectory)."""
+
+
+class WorkerDied(Exception):
+    """The worker process running a job exited before returning it."""
+
+
+class _Process:
+    """One worker process and the jobs it has in flight."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.pending: dict[int, asyncio.Future[str]] = {}
+        self.reader: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None and self.reader is not None and not self.reader.done()
+
+
+class ProcessExecutor:
+    """Runs jobs in ``workers`` child processes; the runner keeps ``parallel`` in flight."""
+
+    def __init__(self, worker: Worker, options: dict[str, Any]) -> None:
+        self.worker = worker
+        self.size = max(1, int(options.get("workers", os.cpu_count() or 1)))
+        run_dir = options.get("run_dir")
+        self._hello = json.dumps(
+            {
+                "config": worker.config.model_dump_json(context={"with_secrets": True}),
+                "run_dir": str(run_dir) if run_dir else None,
+            }
+        )
+        self._slots: list[_Process | None] = [None] * self.size
+        self._starting: list[asyncio.Lock] | None = None
+        self._ids = itertools.count()
+        self.deaths = 0
+
+    async def _spawn(self) -> _Process:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "toolproof.engine._process_main",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            limit=_LINE_LIMIT,
+        )
+        child = _Process(proc)
+        assert proc.stdin is not None
+        proc.stdin.write(self._hello.encode() + b"\n")
+        child.reader = asyncio.create_task(self._read(child))
+        return child
+
+    async def _read(self, child: _Process) -> None:
+        stdout = child.proc.stdout
+        assert stdout is not None
+        try:
+            while line := await stdout.readline():
+                head, _, rest = line.partition(b',"record":')
+                try:
+                    ident = int(head[len(b'{"id":') :])
+                except ValueError:  # not the protocol (code in the worker wrote to it): end it
+                    child.proc.kill()
+                    break
+                future = child.pending.pop(ident, None)
+                if future is not None and not future.done():
+                    future.set_result(rest[:-2].decode())  # drop the closing } and newline
+        except (ValueError, ConnectionError):  # a line over the limit, a broken pipe
+            child.proc.kill()
+        finally:
+            code = await child.proc.wait()
+            for future in child.pending.values():
+                if not future.done():
+                    future.set_exception(
+                        WorkerDied(f"worker process {child.proc.pid} exited with {code}")
+                    )
+            child.pending.clear()
+
+    async def _pick(self) -> _Process:
+        if self._starting is None:
+            self._starting = [asyncio.Lock() for _ in range(self.size)]
+        for slot, child in enumerate(self._slots):
+            if child is None or not child.alive:
+                async with self._starting[slot]:
+                    current = self._slots[slot]
+                    if current is None or not current.alive:
+                        self._slots[slot] = await self._spawn()
+        live = [c for c in self._slots if c is not None]
+        return min(live, key=lambda c: len(c.pending))
+
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (for tests that kill one)."""
+        return [c.proc.pid for c in self._slots if c is not None and c.alive]
+
+    async def submit(self, job: EpisodeJob) -> EpisodeRecord:
+        """Run the job on the least busy worker; a dead worker's job runs again elsewhere."""
+        errors: list[str] = []
+        while True:
+            child = await self._pick()
+            ident = next(self._ids)
+            future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            child.pending[ident] = future
+            stdin = child.proc.stdin
+            assert stdin is not None
+            message = {"id": ident, "task": job.task_id, "epoch": job.epoch}
+            try:
+                stdin.write(json.dumps(message).encode() + b"\n")
+                text = await future
+            except asyncio.CancelledError:
+                child.pending.pop(ident, None)
+                with contextlib.suppress(Exception):
+                    stdin.write(json.dumps({"cancel": ident}).encode() + b"\n")
+                raise
+            except (WorkerDied, ConnectionError, RuntimeError) as exc:
+                child.pending.pop(ident, None)
+                self.deaths += 1
+                errors.append(f"worker process died: {exc}")
+                if len(errors) > self.worker.config.retries:
+                    return self.worker.infra_failure(job, errors)
+                continue
+            try:
+                record = EpisodeRecord.model_validate_json(text)
+            except ValueError as exc:  # not a record (code in the worker wrote to the pipe)
+                child.proc.kill()
+                errors.append(f"worker process sent no valid record: {str(exc)[:300]}")
+                if len(errors) > self.worker.config.retries:
+                    return self.worker.infra_failure(job, errors)
+                continue
+            if errors:
+                record = record.model_copy(
+                    update={
+                        "attempts": record.attempts + len(errors),
+                        "infra_errors": [*errors, *record.infra_errors],
+                    }
+                )
+            return record
+
+    async def aclose(self) -> None:
+        """End every worker: close its input, wait a moment, then kill it."""
+        for child in self._slots:
+            if child is None:
+                continue
+            if child.proc.stdin is not None:
+                child.proc.stdin.close()
+        for child in self._slots:
+            if child is None:
+                continue
+            try:
+                await asyncio.wait_for(child.proc.wait(), 10)
+            except TimeoutError:
+                child.proc.kill()
+                await child.proc.wait()
+            if child.reader is not None:
+                await asyncio.gather(child.reader, return_exceptions=True)
+        self._slots = [None] * self.size

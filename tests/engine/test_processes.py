@@ -1,0 +1,198 @@
+"""Worker processes (``--workers N``): the same results as one process, and a killed worker
+costs a retry, never a result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import toolproof_test_agents as test_agents
+
+from toolproof.engine import RunConfig, Runner
+from toolproof.engine.executor import Worker
+from toolproof.engine.processes import ProcessExecutor
+from toolproof.results import EpisodeRecord, RunReader
+from toolproof_helpers import make_task, strip_timing
+
+AGENT = "python:toolproof_test_agents:SlowRandom"
+"""A user's in-process agent: each worker imports it again from its spec."""
+
+
+def _config(suite_dir: Callable[..., Path]) -> RunConfig:
+    root = suite_dir([make_task(id=task_id) for task_id in ("a", "b", "c")])
+    return RunConfig(suite=str(root), agent=AGENT, epochs=4, seed=9, snapshots=False)
+
+
+def _trajectories(run_dir: Path) -> list[dict[str, Any]]:
+    lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
+    return [strip_timing(json.loads(line)) for line in lines]
+
+
+def _scores(run_dir: Path) -> dict[str, tuple[bool, str, float]]:
+    with RunReader(run_dir) as reader:
+        return {
+            r.key: (r.score.passed, r.score.level.value, r.score.fraction) for r in reader.records()
+        }
+
+
+def test_workers_give_what_one_process_gives(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
+    config = _config(suite_dir)
+    one = asyncio.run(Runner(config, tmp_path / "one", parallel=4).run())
+    two = asyncio.run(
+        Runner(config, tmp_path / "two", parallel=4, executor_options={"workers": 2}).run()
+    )
+    assert _trajectories(tmp_path / "two") == _trajectories(tmp_path / "one")
+    assert _scores(tmp_path / "two") == _scores(tmp_path / "one")
+    for section in ("episodes", "success", "levels", "tasks", "pass_at_k", "tool_use"):
+        assert two[section] == one[section], section
+
+
+def test_a_killed_worker_costs_a_retry_not_a_result(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0.05")  # episodes in flight when the kill comes
+    config = _config(suite_dir)
+    asyncio.run(Runner(config, tmp_path / "reference", parallel=6).run())
+    run_dir = tmp_path / "run"
+    killed: list[int] = []
+
+    async def run() -> dict[str, Any]:
+        executor = ProcessExecutor(Worker(config, run_dir), {"workers": 2, "run_dir": run_dir})
+
+        def kill_one(record: EpisodeRecord) -> None:
+            if not killed:
+                pid = executor.pids()[0]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+        try:
+            runner = Runner(config, run_dir, parallel=6, executor=executor, on_episode=kill_one)
+            return await runner.run()
+        finally:
+            await executor.aclose()
+
+    summary = asyncio.run(run())
+    assert killed and summary["episodes"]["infra_errors"] == 0
+    assert summary["episodes"]["finished"] == 12
+    assert _scores(run_dir) == _scores(tmp_path / "reference")
+    assert _trajectories(run_dir) == _trajectories(tmp_path / "reference")
+    with RunReader(run_dir) as reader:
+        retried = [r for r in reader.records() if r.attempts > 1]
+    assert retried, "the killed worker had episodes in flight"
+    assert all("worker process died" in r.infra_errors[0] for r in retried)
+    assert summary["episodes"]["infra_retries"] == len(retried)
+
+
+def test_a_worker_that_keeps_dying_ends_in_an_infra_error(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
+    config = _config(suite_dir).model_copy(update={"retries": 0, "epochs": 1})
+
+    async def run() -> list[EpisodeRecord]:
+        executor = ProcessExecutor(Worker(config, None), {"workers": 2})
+        monkeypatch.setattr(executor, "_hello", '{"config": "not json at all"}')  # dies at once
+        try:
+            return [await executor.submit(job) for job in _jobs()]
+        finally:
+            await executor.aclose()
+
+    def _jobs() -> list[Any]:
+        from toolproof.engine import plan
+        from toolproof.spec import load_suite
+
+        return plan(config, load_suite(config.suite))
+
+    records = asyncio.run(run())
+    assert [r.score.termination.value for r in records] == ["infra_error"] * 3
+    assert all("worker process died" in r.infra_errors[-1] for r in records)
+
+
+CHILD = """
+import asyncio, sys
+from pathlib import Path
+from toolproof.engine import RunConfig, Runner
+config = RunConfig.model_validate_json(sys.argv[1])
+asyncio.run(Runner(config, Path(sys.argv[2]), parallel=4,
+                   executor_options={"workers": 2}).run())
+"""
+
+
+def test_a_killed_run_with_workers_resumes_to_the_uninterrupted_result(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0.2")  # 3 waves of >= 0.6 s: killed mid-run
+    config = _config(suite_dir)
+    run_dir = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD, config.model_dump_json(), str(run_dir)], env=env
+    )
+    try:
+        deadline = time.monotonic() + 120
+        stored = 0
+        while stored < 3:  # kill it once a few episodes are committed
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "nothing was stored within 120 s"
+            time.sleep(0.05)
+            try:
+                with sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True) as conn:
+                    (stored,) = conn.execute("SELECT COUNT(*) FROM episodes").fetchone()
+            except sqlite3.Error:
+                stored = 0
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    assert stored < 12 and not (run_dir / "summary.json").exists()
+    resumed = asyncio.run(
+        Runner(config, run_dir, parallel=4, executor_options={"workers": 2}).run()
+    )
+    asyncio.run(Runner(config, tmp_path / "reference", parallel=4).run())
+    assert resumed["episodes"]["finished"] == 12
+    assert _scores(run_dir) == _scores(tmp_path / "reference")
+    assert _trajectories(run_dir) == _trajectories(tmp_path / "reference")
+
+
+@pytest.mark.parametrize(
+    "output",
+    ["not the protocol at all", '{"id":0,"record":{"key": "a#0", "but": "not a record"}}'],
+)
+def test_a_worker_writing_garbage_is_replaced_not_fatal(
+    suite_dir: Callable[..., Path], output: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    config = _config(suite_dir).model_copy(update={"retries": 1, "epochs": 1})
+    liar = f"import sys; sys.stdin.readline(); sys.stdin.readline(); print({output!r}, flush=True)"
+    real = asyncio.create_subprocess_exec
+
+    async def spawn(*args: Any, **kwargs: Any) -> Any:
+        return await real(sys.executable, "-c", liar, **kwargs)
+
+    async def run() -> EpisodeRecord:
+        monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn)
+        executor = ProcessExecutor(Worker(config, None), {"workers": 1})
+        try:
+            from toolproof.engine import EpisodeJob
+
+            return await executor.submit(EpisodeJob("a", 0))
+        finally:
+            await executor.aclose()
+
+    record = asyncio.run(run())
+    assert record.score.termination.value == "infra_error" and record.attempts == 2
+    assert all("worker process" in error for error in record.infra_errors)
