@@ -383,6 +383,7 @@ async def _loop(
                 annotations={**(notes or {}), NEXT_USER_TURN: turn_index},
             )
             gateway.offer_only(instance.task.hidden_tools(turn_index))
+            tools = AgentCopies(gateway.schemas)  # the turn may offer more tools
             messages.extend([message, user])
             continue
         if not turn.tool_calls:

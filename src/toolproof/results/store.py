@@ -15,6 +15,7 @@ that episode again.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from pathlib import Path
@@ -37,6 +38,8 @@ from .indexes import add_indexes
 from .lock import LOCK_NAME, RunLock, RunLockedError
 from .reader import RunReader, TrajectoryFile
 from .record import EpisodeRecord
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "DB_NAME",
@@ -134,6 +137,22 @@ class RunStore:
                 "UPDATE episodes SET traj_offset = ?, traj_length = ? WHERE key = ?",
                 [(o, n, k) for k, (o, n) in found.items()],
             )
+            lost = [
+                k
+                for (k,) in self._db.execute(
+                    "SELECT key FROM episodes WHERE traj_offset IS NOT NULL"
+                )
+                if k not in found
+            ]
+            if lost:  # the file lost their lines (cut short or edited): they run again
+                _log.warning(
+                    "%s: %d episode(s) lost their trajectory line (%s); they are dropped from "
+                    "run.db and run again on resume",
+                    path,
+                    len(lost),
+                    ", ".join(lost[:5]) + (" ..." if len(lost) > 5 else ""),
+                )
+                self._db.executemany("DELETE FROM episodes WHERE key = ?", [(k,) for k in lost])
             self._db.commit()
             (end,) = self._db.execute(
                 "SELECT MAX(traj_offset + traj_length) FROM episodes"
@@ -226,6 +245,8 @@ class RunStore:
             self._rewrite()
             self._jsonl = self._path.open("ab")
             self._size = self._jsonl.tell()
+        # A finalize killed mid-rewrite leaves its temporary copy; the file it was for is whole.
+        (self.run_dir / (TRAJECTORIES + ".tmp")).unlink(missing_ok=True)
         add_indexes(self._db)  # for readers that filter and search (the viewer)
         out = self.run_dir / (SUMMARY + ".tmp")
         out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
