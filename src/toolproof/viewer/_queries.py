@@ -13,26 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.results import RunReader
-from toolproof.results.indexes import SEARCH_MIN_CHARS, search_text
+from toolproof.results.indexes import ROW_COLUMNS, SEARCH_MIN_CHARS, search_text
 
-SORTABLE = (
-    "task_id",
-    "epoch",
-    "passed",
-    "level",
-    "termination",
-    "fraction",
-    "n_steps",
-    "n_tool_calls",
-    "duration_s",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "category",
-    "type",
-    "difficulty",
-    "failure_mode",
-)
+SORTABLE = tuple(c for c in ROW_COLUMNS if c != "key")
+"""Columns a page may be sorted by: every row column but the key."""
 _EXACT = ("category", "type", "level", "termination", "difficulty")
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
