@@ -130,3 +130,22 @@ def test_record_knows_an_infra_error() -> None:
     assert not record.infra_error
     record.score.termination = Termination.INFRA_ERROR
     assert record.infra_error
+
+
+def test_a_closed_run_leaves_no_wal_files_even_after_a_reader(tmp_path: Path) -> None:
+    """A finished run folder holds the run's files only, and stays so once it has been read."""
+    store = RunStore(tmp_path)
+    store.append(_record("a", 0))
+    with RunReader(tmp_path) as live:  # a viewer reading while the run is going
+        assert live.count() == 1
+    store.finalize({"success": {"rate": 1.0}})
+    store.close()
+    with RunReader(tmp_path) as reader:
+        assert reader.count() == 1
+    leftovers = {p.name for p in tmp_path.iterdir()} & {f"{DB_NAME}-wal", f"{DB_NAME}-shm"}
+    assert leftovers == set()
+    store = RunStore(tmp_path)  # a resume goes back to WAL and appends as before
+    store.append(_record("b", 0))
+    store.close()
+    with RunReader(tmp_path) as reader:
+        assert reader.keys() == {"a#0", "b#0"}

@@ -14,6 +14,7 @@ that episode again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -307,5 +308,10 @@ class RunStore:
         if not self._jsonl.closed:
             self.commit()
             self._jsonl.close()
+            # Back to a rollback journal: the run folder keeps no -wal/-shm files, which a
+            # later read-only reader would otherwise recreate and, closing last, leave behind
+            # (a reader still open keeps WAL: the change is then skipped, nothing is lost).
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("PRAGMA journal_mode=DELETE")
         self._db.close()
         self._lock.release()
