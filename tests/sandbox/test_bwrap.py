@@ -307,3 +307,20 @@ def test_a_failed_hand_over_never_lets_the_command_run(
     assert not (workspace / "ran").exists()
     monkeypatch.undo()
     assert bwrap_box.exec("touch /workspace/ran").ok and (workspace / "ran").exists()
+
+
+def test_a_bind_under_tmp_is_seen_on_top_of_the_fresh_tmp(workspace: Path) -> None:
+    """A tool kept under the host's /tmp (a checkout, a virtualenv) can be bound at its path."""
+    cls = get_backend("bwrap")
+    if cls.unavailable_reason() is not None:
+        pytest.skip(str(cls.unavailable_reason()))
+    with tempfile.TemporaryDirectory(dir="/tmp") as host:
+        Path(host).chmod(0o755)  # the sandbox user (a root harness) reads what is bound
+        (Path(host) / "tool.txt").write_text("from the host\n")
+        (Path(host) / "tool.txt").chmod(0o644)
+        with cls(workspace, ro_binds={host: host}) as box:
+            seen = box.exec(f"cat {host}/tool.txt; echo t > /tmp/mine && cat /tmp/mine")
+            assert seen.stdout == "from the host\nt\n", seen
+            assert box.exec(f"echo x > {host}/tool.txt").exit_code != 0  # read-only
+    with pytest.raises(SandboxError, match="would hide"):
+        cls(workspace, ro_binds={"/usr": "/tmp"})

@@ -25,9 +25,10 @@ def check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
         inner = posixpath.normpath(inside) if isinstance(inside, str) else ""
         if not inner.startswith("/") or inner == "/" or "\0" in inner:
             raise SandboxError(f"ro_binds: {inside!r} must be an absolute path inside, not /")
-        hidden = (WORKSPACE, "/tmp", "/proc", "/dev")
-        if inner in hidden or inner.startswith(tuple(h + "/" for h in hidden)):
+        hidden = (WORKSPACE, "/proc", "/dev")
+        if inner == "/tmp" or inner in hidden or inner.startswith(tuple(h + "/" for h in hidden)):
             raise SandboxError(f"ro_binds: {inside!r} would hide /workspace, /tmp, /proc or /dev")
+        # A path under /tmp is fine: it is bound on top of the sandbox's fresh /tmp.
         if not Path(host).is_absolute() or not Path(host).exists():
             raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
         checked[str(Path(host).resolve())] = inner

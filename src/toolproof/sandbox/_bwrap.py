@@ -139,12 +139,16 @@ def build_argv(
     argv += _system_binds()
     for name in _GENERATED:
         argv += ["--ro-bind", str(etc / name), f"/etc/{name}"]
+    under_tmp = {k: v for k, v in (ro_binds or {}).items() if v.startswith("/tmp/")}
     for source, inside in (ro_binds or {}).items():
-        argv += ["--ro-bind", source, inside]
+        if source not in under_tmp:
+            argv += ["--ro-bind", source, inside]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     if tmp_bytes is not None and "--size" in features:
         argv += ["--size", str(tmp_bytes)]
     argv += ["--tmpfs", "/tmp", "--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
+    for source, inside in under_tmp.items():  # after the fresh /tmp, or it would hide them
+        argv += ["--ro-bind", source, inside]
     argv += ["--bind", str(workspace), WORKSPACE, "--remount-ro", "/", "--chdir", cwd]
     for key, value in env.items():
         argv += ["--setenv", key, value]
