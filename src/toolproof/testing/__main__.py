@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -41,7 +42,14 @@ def main(argv: Sequence[str] | None = None, *, stop: threading.Event | None = No
         return 2
     if not args.quiet:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    stop = stop or threading.Event()
+    if stop is None:
+        stop = threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            # Ctrl-C (and SIGTERM) stop the server even when SIGINT was ignored by whoever
+            # started it (a background job), where Python installs no KeyboardInterrupt.
+            event = stop
+            for number in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(number, lambda *_: event.set())
     with ModelServer(policy, host=args.host, port=args.port, access_log=not args.quiet) as server:
         print(
             f"toolproof scripted model on {server.url}\n"
