@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from toolproof.testing import ScriptedReply, ScriptedToolCall
+
 FIXTURES = Path(__file__).parent / "fixtures"
 TIMING_FIELDS = frozenset(
     {"started_at", "duration_s", "agent_s", "tool_s", "latency", "tool_queue_s", "model_queue_s"}
@@ -104,3 +106,19 @@ def blocking_agents(folder: Path, name: str) -> Iterator[Any]:
     finally:
         module.RELEASE.set()
         sys.path.remove(str(folder))
+
+
+STOCK_SUM_PRICED = [
+    ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall("get_stock", {"product_id": "A"}),
+            ScriptedToolCall("get_stock", {"product_id": "B"}),
+        ],
+        usage=(100, 20),
+    ),
+    ScriptedReply(
+        tool_calls=[ScriptedToolCall("calculate", {"expression": "15 + 27"})], usage=(130, 10)
+    ),
+    ScriptedReply("Products A and B have 42 units in stock together.", usage=(150, 12)),
+]
+"""A model solving core's stock-sum (two lookups, a sum, the answer), with exact tokens."""

@@ -24,24 +24,12 @@ from toolproof.spec import SpecError, Suite, load_suite, resolve_suite_path
 from toolproof.testing import ModelServer, ScriptedReply, ScriptedToolCall, sequence_policy
 from toolproof.tools import resolve_tools
 from toolproof.trajectory import Termination
+from toolproof_helpers import STOCK_SUM_PRICED as STOCK_SUM
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 AGENT = "autogen:autogen_agent:make_agent"
 # A dated name: AutoGen resolves "gpt-4o-mini" to it and warns when the reply's model differs.
 MODEL = "gpt-4o-mini-2024-07-18"
-STOCK_SUM = [
-    ScriptedReply(
-        tool_calls=[
-            ScriptedToolCall("get_stock", {"product_id": "A"}),
-            ScriptedToolCall("get_stock", {"product_id": "B"}),
-        ],
-        usage=(100, 20),
-    ),
-    ScriptedReply(
-        tool_calls=[ScriptedToolCall("calculate", {"expression": "15 + 27"})], usage=(130, 10)
-    ),
-    ScriptedReply("Products A and B have 42 units in stock together.", usage=(150, 12)),
-]
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,8 @@ from toolproof.trajectory import Termination
 
 # llama-index-workflows builds every agent with inspect.getmembers(), which touches
 # pydantic's deprecated class attributes; the warnings are theirs, not ours.
+from toolproof_helpers import STOCK_SUM_PRICED as STOCK_SUM
+
 pytestmark = [
     pytest.mark.filterwarnings(
         "ignore:The `__fields__` attribute is deprecated"
@@ -48,19 +50,6 @@ pytestmark = [
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 AGENT = "llamaindex:llamaindex_agent:make_agent"
-STOCK_SUM = [
-    ScriptedReply(
-        tool_calls=[
-            ScriptedToolCall("get_stock", {"product_id": "A"}),
-            ScriptedToolCall("get_stock", {"product_id": "B"}),
-        ],
-        usage=(100, 20),
-    ),
-    ScriptedReply(
-        tool_calls=[ScriptedToolCall("calculate", {"expression": "15 + 27"})], usage=(130, 10)
-    ),
-    ScriptedReply("Products A and B have 42 units in stock together.", usage=(150, 12)),
-]
 
 
 @pytest.fixture(autouse=True)
