@@ -165,3 +165,20 @@ def test_another_seed_draws_other_episodes(invoke: Invoke, tmp_path: Path) -> No
     assert strip_timing(_trajectories(tmp_path / "3")) != strip_timing(
         _trajectories(tmp_path / "4")
     )
+
+
+@pytest.mark.parametrize(
+    ("suite", "attack", "said"),
+    [
+        ("core", "important_instructions", "has no attacks to place"),  # not a provided suite
+        ("agentdojo:banking", "../../etc/passwd", "is not an attack name"),
+        ("agentdojo:banking", "Important Instructions", "is not an attack name"),
+        ("agentdojo:banking", "x" * 5000 + "\n", "is not an attack name"),
+    ],
+)
+def test_a_bad_attack_is_refused_before_anything_runs(
+    invoke: Invoke, tmp_path: Path, suite: str, attack: str, said: str
+) -> None:
+    result = invoke("run", suite, "--agent", "oracle", "--attack", attack, "-o", tmp_path / "r")
+    assert result.code == 2 and said in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "r").exists()
