@@ -214,7 +214,7 @@ NO_CGROUP_SCRIPT = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    import toolproof.sandbox._base as base
+    import toolproof.sandbox._launch as base
     from toolproof.sandbox import ResourceLimits, get_backend
     from toolproof.sandbox._cgroup import CgroupSupport
 
@@ -277,7 +277,7 @@ def _run_as_nobody(python: str, src: Path, workspace: Path) -> subprocess.Comple
 def test_without_cgroups_memory_falls_back_to_rlimit_as(
     bwrap_box: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toolproof.sandbox._base as base
+    import toolproof.sandbox._launch as base
     from toolproof.sandbox._cgroup import CgroupSupport
 
     monkeypatch.setattr(base, "host_support", lambda: CgroupSupport({}))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import toolproof
-from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, _base, get_backend
+from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, _launch, get_backend
 from toolproof.sandbox._cgroup import CgroupSupport, host_support
 
 SECRET = "toolproof-escape-secret-6f1d"
@@ -193,7 +193,7 @@ def test_fork_bomb_is_held_without_cgroups_too(
 ) -> None:
     # As the unprivileged sandbox user, RLIMIT_NPROC in the user namespace applies
     # (the kernel exempts host root from it, which is why it did not before).
-    monkeypatch.setattr(_base, "host_support", lambda: CgroupSupport({}))
+    monkeypatch.setattr(_launch, "host_support", lambda: CgroupSupport({}))
     result = box.exec("nobomb() { nobomb | nobomb & }; nobomb; sleep 2", limits=SMALL)
     assert result.limit_hit == "pids", result
     assert leftovers("nobomb") == []

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.sandbox import SANDBOX_UID, ResourceLimits, SandboxError, _base, get_backend
+from toolproof.sandbox._cgroup import host_support
 from toolproof.sandbox._detect import WorkspaceWatch
 from toolproof.sandbox._wsfs import can_mount, chown_tree, unreachable_parent
 
@@ -200,7 +201,7 @@ def test_a_command_the_harness_cannot_move_into_its_cgroup_never_runs(
     open_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cls = _bwrap()
-    if not _base.host_support().parents:
+    if not host_support().parents:
         pytest.skip("no cgroups here")
 
     def refuse(procs_files: list[Path], pid: int) -> None:

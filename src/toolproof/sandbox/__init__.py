@@ -2,7 +2,8 @@
 
 Map of the package::
 
-    Sandbox (_base)          shared set-up/clean-up, limits, result building
+    Sandbox (_base)          shared set-up/clean-up: workspace owner, tmpfs, binds, scratch
+    Launcher (_launch)       its base: one command's cgroup, rlimits, spawner, result
     ├── bwrap   (_bwrap)     bubblewrap namespaces, default on Linux, isolated
     ├── process (_process)   plain host processes, NOT isolated, the fallback
     └── podman / docker (_container)  one container per command

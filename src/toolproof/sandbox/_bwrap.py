@@ -13,7 +13,7 @@ When the harness is root, bwrap itself never runs as root: the sandbox's spawner
 the unprivileged sandbox user (no groups) before the exec of ``bwrap -> command``;
 when the spawner is busy or cannot run, the first process is started as that user
 and waits at a gate until the harness has moved it into a per-command cgroup
-(``_base._spawn``), then ``prlimit (the rlimits) -> bwrap -> command``. So the user
+(``_launch.Launcher._spawn``), then ``prlimit (the rlimits) -> bwrap -> command``. So the user
 namespace maps uid 1000 inside to that unprivileged host uid, and the kernel treats
 every sandboxed process as that user.
 """
