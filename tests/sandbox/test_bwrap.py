@@ -109,6 +109,58 @@ def test_host_files_outside_the_workspace_are_invisible(bwrap_box: Sandbox) -> N
         assert absent not in listing
 
 
+def test_toolproofs_own_package_is_hidden_where_a_bind_shows_it(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Task files (reference solutions, hidden tests) are never readable by a command.
+
+    A system-wide install puts the package under /usr, which every command sees; a bind
+    of a directory holding it (a virtualenv) shows it too. Both are covered by a tmpfs.
+    """
+    from toolproof.sandbox import _bwrap
+
+    package = _bwrap.PACKAGE
+    assert (package / "suites" / "core" / "suite.yaml").is_file()
+    box = get_backend("bwrap")(workspace, ro_binds={str(package.parent): "/opt/site"})
+    with box:
+        seen = box.exec("ls -A /opt/site/toolproof; cat /opt/site/toolproof/suites/core/suite.yaml")
+        assert seen.stdout == "" and seen.exit_code != 0
+        assert box.exec(["test", "-d", "/opt/site"]).exit_code == 0  # the bind itself holds
+    # As if installed under /usr: an existing system directory stands in for the package.
+    standin = next(
+        p for p in sorted(Path("/usr/share").iterdir()) if p.is_dir() and any(p.iterdir())
+    )
+    monkeypatch.setattr(_bwrap, "PACKAGE", standin)
+    with get_backend("bwrap")(workspace) as box:
+        assert box.exec(["ls", "-A", str(standin)]).stdout == ""
+        assert box.exec(["ls", "/usr/bin/env"]).exit_code == 0  # the rest of /usr is there
+
+
+def test_build_argv_masks_the_package_only_where_it_is_visible() -> None:
+    from toolproof.sandbox._bwrap import build_argv
+
+    def masks(
+        hide: Path, ro_binds: dict[str, str], origins: dict[str, str] | None = None
+    ) -> list[str]:
+        argv = build_argv("bwrap", frozenset(), workspace=Path("/w"), etc=Path("/e"),
+                          cwd="/workspace", env={}, tmp_bytes=None, ro_binds=ro_binds,
+                          hide=(hide,), origins=origins)  # fmt: skip
+        return [
+            argv[i + 1] for i, arg in enumerate(argv) if arg == "--tmpfs" and argv[i + 1] != "/tmp"
+        ]
+
+    site = Path("/usr/lib/python3/dist-packages/toolproof")
+    assert masks(site, {}) == [str(site)]
+    venv = Path("/srv/venv/lib/site-packages/toolproof")
+    assert masks(venv, {}) == []
+    assert masks(venv, {"/srv/venv": "/opt/venv"}) == ["/opt/venv/lib/site-packages/toolproof"]
+    # A source re-bound where the sandbox user can reach it shows its original path.
+    assert masks(venv, {"/tmp/scratch/b0": "/opt/venv"}, {"/tmp/scratch/b0": "/srv/venv"}) == [
+        "/opt/venv/lib/site-packages/toolproof"
+    ]
+    assert masks(venv, {"/srv/venv/lib/site-packages/toolproof/suites/lint": "/opt/cfg"}) == []
+
+
 def test_system_dirs_and_root_are_read_only(bwrap_box: Sandbox) -> None:
     for target in ("/usr/toolproof-probe", "/etc/passwd", "/toolproof-probe"):
         result = bwrap_box.exec(["sh", "-c", f"echo x > {target}"])

@@ -115,6 +115,9 @@ class Sandbox(Launcher, ABC):
         self.limits = limits
         self.image = image
         self.ro_binds = check_binds(ro_binds)
+        #: ``ro_binds`` sources re-bound where the sandbox user can reach them: the
+        #: host path each one shows (so a backend can tell what is inside it).
+        self.bind_origins: dict[str, str] = {}
         self._lock = threading.Lock()
         self._running: set[Child] = set()
         self._slot: SpawnerSlot | None = None
@@ -153,7 +156,9 @@ class Sandbox(Launcher, ABC):
             if self._binds is None:
                 self._binds = binds = ReachableBinds(self._scratch_dir())
                 weakref.finalize(self, binds.close)
-            reachable[str(self._binds.add(Path(host)))] = inside
+            bound = str(self._binds.add(Path(host)))
+            reachable[bound] = inside
+            self.bind_origins[bound] = host
         self.ro_binds = reachable
         self._chown(owner)
 

@@ -43,6 +43,10 @@ UID = GID = 1000
 #: Processes of bwrap itself a pids cgroup counts: the outer bwrap and its pid-1 reaper.
 _PIDS_SLACK = 2
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: toolproof's own package (its suites: task files with reference solutions, hidden tests).
+#: Where a bound directory holds it (a system-wide ``pip install`` under /usr), it is
+#: covered by an empty tmpfs inside, so no command can read what scores it.
+PACKAGE = Path(__file__).resolve().parents[1]
 #: Top-level system directories bound read-only (or recreated as the host's symlinks).
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: The parts of /etc programs need; the rest of /etc (and its secrets) stays out.
@@ -114,6 +118,8 @@ def build_argv(
     tmp_bytes: int | None,
     ro_binds: Mapping[str, str] | None = None,
     seccomp_fd: int | None = None,
+    hide: Sequence[Path] | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The bwrap command line (without the command) for one sandboxed command.
 
@@ -128,6 +134,10 @@ def build_argv(
         tmp_bytes: Size cap of the /tmp tmpfs, or None.
         ro_binds: Extra host paths bound read-only, host path to path inside.
         seccomp_fd: A descriptor holding the seccomp program, or None for none.
+        hide: Host directories never visible inside (default: ``PACKAGE``): where a
+            bound directory (a system one or a ``ro_binds`` source) holds one, it is
+            covered by an empty tmpfs.
+        origins: The host path a re-bound ``ro_binds`` source shows (``bind_origins``).
     """
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(GID)]
     argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
@@ -149,10 +159,37 @@ def build_argv(
     argv += ["--tmpfs", "/tmp", "--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
     for source, inside in under_tmp.items():  # after the fresh /tmp, or it would hide them
         argv += ["--ro-bind", source, inside]
+    argv += _masks((PACKAGE,) if hide is None else hide, ro_binds or {}, origins or {})
     argv += ["--bind", str(workspace), WORKSPACE, "--remount-ro", "/", "--chdir", cwd]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return [*argv, "--"]
+
+
+def _masks(
+    hide: Sequence[Path], ro_binds: Mapping[str, str], origins: Mapping[str, str]
+) -> list[str]:
+    """``--tmpfs`` options covering each ``hide`` path wherever a bind makes it visible."""
+    argv = list(_system_masks(tuple(hide)))
+    for path in hide:
+        for source, inside in ro_binds.items():  # sources are resolved (check_binds)
+            shown = origins.get(source, source)
+            if path.is_relative_to(shown):
+                argv += ["--tmpfs", str(Path(inside) / path.relative_to(shown))]
+    return argv
+
+
+@functools.cache
+def _system_masks(hide: tuple[Path, ...]) -> tuple[str, ...]:
+    """The masks for the bound system directories (a symlinked one is seen through its
+    target, which is bound itself); the layout does not change while the harness runs."""
+    argv: list[str] = []
+    for path in hide:
+        for name in _SYSTEM_DIRS:
+            host = Path("/") / name
+            if not host.is_symlink() and path.is_relative_to(host):
+                argv += ["--tmpfs", str(path)]
+    return tuple(argv)
 
 
 @functools.cache
@@ -299,6 +336,7 @@ class BwrapSandbox(Sandbox):
                 tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
                 ro_binds=self.ro_binds,
                 seccomp_fd=seccomp,
+                origins=self.bind_origins,
             )
             return self._exec_limited(
                 command,
