@@ -24,7 +24,10 @@ MARK = "@@toolproof-hidden-tests@@"
 
 
 class _Recorder(unittest.TestResult):
-    """Each test's outcome: pass, fail, error or skip (a failed subtest fails its test)."""
+    """Each test's outcome: pass, fail, error or skip (a failed subtest fails its test).
+
+    The method names are unittest's (camelCase) API.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -40,25 +43,25 @@ class _Recorder(unittest.TestResult):
             text = "".join(traceback.format_exception_only(err[0], err[1])).strip()
             self.messages[test_id] = text[-400:]
 
-    def addSuccess(self, test: Any) -> None:  # noqa: N802  (unittest's API)
+    def addSuccess(self, test: Any) -> None:
         self._set(test, "pass")
 
-    def addFailure(self, test: Any, err: Any) -> None:  # noqa: N802  (unittest's API)
+    def addFailure(self, test: Any, err: Any) -> None:
         self._set(test, "fail", err)
 
-    def addError(self, test: Any, err: Any) -> None:  # noqa: N802  (unittest's API)
+    def addError(self, test: Any, err: Any) -> None:
         self._set(test, "error", err)
 
-    def addSkip(self, test: Any, reason: str) -> None:  # noqa: N802  (unittest's API)
+    def addSkip(self, test: Any, reason: str) -> None:
         self._set(test, "skip")
 
-    def addExpectedFailure(self, test: Any, err: Any) -> None:  # noqa: N802  (unittest's API)
+    def addExpectedFailure(self, test: Any, err: Any) -> None:
         self._set(test, "skip")
 
-    def addUnexpectedSuccess(self, test: Any) -> None:  # noqa: N802  (unittest's API)
+    def addUnexpectedSuccess(self, test: Any) -> None:
         self._set(test, "fail")
 
-    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:  # noqa: N802  (API)
+    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
         if err is not None:
             self._set(test, "fail" if issubclass(err[0], test.failureException) else "error", err)
 

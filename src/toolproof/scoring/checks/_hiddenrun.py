@@ -271,4 +271,3 @@ def run_tests(spec: HiddenTestsCheck, tree: dict[str, bytes], settings: SandboxS
             while len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
     return found
-

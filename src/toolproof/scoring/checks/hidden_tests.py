@@ -64,8 +64,8 @@ def evaluate_hidden_tests(
         return result(spec, index, False, detail, data={"infra_error": True})
     if end.tampered is not None:
         detail = f"the hidden-test run was tampered with: {end.tampered}"
-        data = {"tampered": end.tampered, "output": end.tail}
-        return result(spec, index, False, detail, veto=True, data=data)
+        found = {"tampered": end.tampered, "output": end.tail}
+        return result(spec, index, False, detail, veto=True, data=found)
     chosen = _selected(spec, set(start.outcomes) | set(end.outcomes))
     missing = [p for p in spec.select if not any(i == p or i.startswith(p + ".") for i in chosen)]
     if not chosen or missing:
