@@ -99,9 +99,9 @@ class HiddenTestsCheck(BaseModel):
     @classmethod
     def _dir(cls, value: str) -> str:
         clean = value.strip("/")
-        _relative([clean], "dir")
         if not clean or any(not p or p == "." for p in clean.split("/")):
             raise ValueError(f"dir: {value!r} must name a folder below /workspace")
+        _relative([clean], "dir")
         return clean
 
     @field_validator("files")
