@@ -149,8 +149,8 @@ def modules_of(spec: HiddenTestsCheck, tree: dict[str, bytes]) -> list[str]:
     return [*[r for r in visible if r not in hidden], *hidden]
 
 
-def _digest(tree: dict[str, bytes], modules: list[str], timeout_s: float, backend: str) -> str:
-    h = hashlib.sha256(json.dumps([modules, timeout_s, backend]).encode())
+def _digest(tree: dict[str, bytes], modules: list[str], settings: list[object]) -> str:
+    h = hashlib.sha256(json.dumps([modules, settings]).encode())
     for rel in sorted(tree):
         h.update(hashlib.sha256(rel.encode()).digest())
         h.update(hashlib.sha256(tree[rel]).digest())
@@ -259,7 +259,8 @@ def run_tests(spec: HiddenTestsCheck, tree: dict[str, bytes], settings: SandboxS
     """
     backend = backend_name(settings)
     modules = modules_of(spec, tree)
-    key = _digest(tree, modules, spec.timeout_s, backend)
+    limits = [settings.limit(n) for n in ("memory_mb", "pids", "file_size_mb")]
+    key = _digest(tree, modules, [spec.timeout_s, backend, settings.image, *limits])
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
