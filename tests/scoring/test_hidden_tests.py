@@ -289,3 +289,20 @@ def test_a_select_that_matches_no_test_is_a_task_error_not_the_agents(suite: Sui
     options = EpisodeOptions(agent_label="noop", fixtures_base=suite.task_file(TASK).parent)
     _, score = asyncio.run(run_episode(inst, factory, options))
     assert score.task_error and score.failure_mode is None
+
+
+def test_a_workspace_module_cannot_shadow_the_standard_library() -> None:
+    spec = HiddenTestsCheck(files={"test_h.py": "unused"})
+    hidden = (
+        "import unittest\nimport fractions\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_real(self):\n        self.assertEqual(fractions.Fraction(1, 2) * 2, 1)\n"
+    )
+    tree = {
+        "fractions.py": b"Fraction = lambda *a: 0\n",
+        "tests/hidden/test_h.py": hidden.encode(),
+        f"{spec.dir}/{RUNNER}": (
+            Path(__file__).parents[2] / "src/toolproof/scoring/checks/_hidden_runner.py"
+        ).read_bytes(),
+    }
+    found = run_tests(spec, tree, SandboxSpec())
+    assert found.outcomes == {"tests.hidden.test_h.T.test_real": "pass"}, found

@@ -2,10 +2,11 @@
 
 Not imported by the harness: its text is copied into the clean directory of a hidden
 test run and executed there as ``python3 -I -B RUNNER MODULE...`` (isolated mode: no
-PYTHON* variables, no user site, no current directory on ``sys.path`` but the one it
-adds). It reads a nonce from standard input before any test module is imported, loads
-each test module by path, runs the tests with :mod:`unittest` and tripwire tests whose
-outcomes are known (one must pass, one fail, one error), and writes one line,
+PYTHON* variables, no user site, no script directory on ``sys.path``). It reads a nonce
+from standard input before any test module is imported, puts the workspace on
+``sys.path`` after the standard library (a module of the workspace cannot shadow it),
+loads each test module by path, runs the tests with :mod:`unittest` and tripwire tests
+whose outcomes are known (one must pass, one fail, one error), and writes one line,
 ``MARK nonce JSON``, to a copy of standard output taken before the tests could touch it.
 It then leaves with ``os._exit`` so that no ``atexit`` hook of the code under test runs.
 """
@@ -89,7 +90,9 @@ def main() -> None:
     nonce = sys.stdin.readline().strip()
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     root = os.getcwd()
-    sys.path.insert(0, root)
+    # after the standard library (a workspace decimal.py must not shadow it), before site dirs
+    site = [i for i, p in enumerate(sys.path) if p.endswith(("site-packages", "dist-packages"))]
+    sys.path.insert(site[0] if site else len(sys.path), root)
     tag = nonce[:12]
     loader = unittest.TestLoader()
     suite = unittest.TestSuite([loader.loadTestsFromTestCase(_tripwire(tag + "x"))])

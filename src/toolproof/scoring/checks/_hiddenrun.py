@@ -36,6 +36,7 @@ from ._lintstate import matches
 
 __all__ = [
     "RUNNER",
+    "FixturesMissing",
     "HiddenRun",
     "SandboxError",
     "final_tree",
@@ -82,12 +83,25 @@ def _key(rel: str) -> str:
     return rel.removeprefix("/workspace/").lstrip("/")
 
 
+class FixturesMissing(Exception):
+    """The task's fixtures folder cannot be found (a problem of the task or the run)."""
+
+
 def initial_tree(ctx: ScoringContext) -> dict[str, bytes]:
-    """The workspace as the task starts it: ``world.fixtures`` (beside the task), then ``files``."""
+    """The workspace as the task starts it: ``world.fixtures`` (beside the task), then ``files``.
+
+    Built from the task itself, never from the workspace the agent had.
+
+    Raises:
+        FixturesMissing: the task has fixtures but its folder is unknown or missing.
+    """
     world = ctx.instance.task.world
     found: dict[str, bytes] = {}
-    if world.fixtures and ctx.task_dir is not None:
-        root = (ctx.task_dir / world.fixtures).resolve()
+    if world.fixtures:
+        root = (ctx.task_dir / world.fixtures).resolve() if ctx.task_dir is not None else None
+        if root is None or not root.is_dir():
+            where = "the task file's folder is not known" if root is None else f"{root} is missing"
+            raise FixturesMissing(f"world.fixtures {world.fixtures!r}: {where}")
         for path in sorted(root.rglob("*")):
             if path.is_file() and not path.is_symlink():
                 found[path.relative_to(root).as_posix()] = path.read_bytes()
@@ -96,11 +110,12 @@ def initial_tree(ctx: ScoringContext) -> dict[str, bytes]:
     return found
 
 
-def final_tree(ctx: ScoringContext) -> dict[str, bytes]:
-    """The final workspace's regular files whose content is the snapshot's (links left out)."""
+def final_tree(ctx: ScoringContext, spec: HiddenTestsCheck) -> dict[str, bytes]:
+    """The final workspace's files that the run takes (see :func:`agents_file`): regular
+    files whose content is the snapshot's (links, FIFOs and the rest left out, unread)."""
     found: dict[str, bytes] = {}
     for rel, entry in ctx.final.files.items():
-        if not entry or entry[0] is None:  # a link: never followed, never copied
+        if not entry or entry[0] is None or not agents_file(spec, rel):  # a link: never followed
             continue
         data = ctx.read_file(rel)
         if data is None or len(data) > _MAX_FILE:
@@ -115,6 +130,17 @@ def _under(rel: str, folder: str) -> bool:
     return rel == folder or rel.startswith(folder + "/")
 
 
+def agents_file(spec: HiddenTestsCheck, rel: str) -> bool:
+    """Whether the run takes ``rel`` from the agent's workspace: a ``source`` file that is not
+    a visible test, not under ``dir`` and not one of :data:`NEVER_COPIED`."""
+    return (
+        matches(rel, spec.source)
+        and not matches(rel, NEVER_COPIED)
+        and not matches(rel, spec.visible)
+        and not _under(rel, spec.dir)
+    )
+
+
 def tree_for(
     spec: HiddenTestsCheck, initial: dict[str, bytes], final: dict[str, bytes]
 ) -> dict[str, bytes]:
@@ -125,12 +151,7 @@ def tree_for(
     """
 
     def agents(rel: str) -> bool:
-        return (
-            matches(rel, spec.source)
-            and not matches(rel, NEVER_COPIED)
-            and not matches(rel, spec.visible)
-            and not _under(rel, spec.dir)
-        )
+        return agents_file(spec, rel)
 
     tree = {rel: data for rel, data in initial.items() if not _under(rel, spec.dir)}
     for rel in [r for r in tree if agents(r) and r not in final]:

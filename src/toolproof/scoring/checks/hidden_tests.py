@@ -22,6 +22,7 @@ from toolproof.spec.hidden_checks import HiddenTestsCheck
 
 from ..base import CheckResult, ScoringContext, check, result
 from ._hiddenrun import (
+    FixturesMissing,
     HiddenRun,
     SandboxError,
     final_tree,
@@ -55,9 +56,12 @@ def evaluate_hidden_tests(
 ) -> CheckResult:
     """Run the hidden tests on a clean copy of the final and initial workspaces; score them."""
     settings = settings_for(ctx)
-    initial = initial_tree(ctx)
     try:
-        end = run_tests(spec, tree_for(spec, initial, final_tree(ctx)), settings)
+        initial = initial_tree(ctx)
+    except FixturesMissing as exc:
+        return result(spec, index, False, f"task error: {exc}", task_error=True)
+    try:
+        end = run_tests(spec, tree_for(spec, initial, final_tree(ctx, spec)), settings)
         start = run_tests(spec, tree_for(spec, initial, initial), settings)
     except SandboxError as exc:
         detail = f"the hidden tests could not run in the sandbox: {exc}"
