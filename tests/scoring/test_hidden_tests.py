@@ -110,6 +110,24 @@ def test_special_casing_the_visible_tests_fails_the_hidden_ones(suite: Suite) ->
     assert not by_name(score)["hidden_touching"][0]
 
 
+def test_breaking_what_worked_is_collateral_damage(suite: Suite) -> None:
+    fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
+    empty_fails = fixed.replace(
+        "    merged: list[Interval] = []\n",
+        "    merged: list[Interval] = []\n    intervals = list(intervals)\n"
+        "    if not intervals:\n        raise IntervalError('nothing to merge')\n",
+    )
+    score = play(suite, [_write("slots/intervals.py", empty_fails)])
+    results = by_name(score)
+    assert all(results[n][0] for n in results if n.startswith("hidden_")), score.checks
+    assert results["nothing_broken"] == (False, False)
+    assert not score.passed and score.failure_mode == "collateral_damage"
+    broken = next(c for c in score.checks if c.name == "nothing_broken")
+    assert broken.guard and broken.data["broken"] == [
+        "tests.hidden.test_hidden_merge.RegressionTest.test_empty"
+    ]
+
+
 @pytest.mark.parametrize(
     ("calls", "touched"),
     [
@@ -201,18 +219,19 @@ def _tree(package: str) -> dict[str, bytes]:
     return {"pkg/__init__.py": package.encode(), "tests/hidden/test_h.py": hidden.encode()}
 
 
-def _run_tree(package: str, timeout_s: float = 30.0) -> HiddenRun:
+def _run_tree(package: str, timeout_s: float = 30.0, backend: str | None = None) -> HiddenRun:
     spec = HiddenTestsCheck(files={"test_h.py": "unused"}, timeout_s=timeout_s)
     tree = _tree(package)
     tree[f"{spec.dir}/{RUNNER}"] = (
         Path(__file__).parents[2] / "src/toolproof/scoring/checks/_hidden_runner.py"
     ).read_bytes()
-    return run_tests(spec, tree, SandboxSpec())
+    return run_tests(spec, tree, SandboxSpec(backend=backend))
 
 
-def test_the_runner_reports_outcomes() -> None:
-    good = _run_tree("VALUE = 2\n")
-    bad = _run_tree("VALUE = 3\n")
+@pytest.mark.parametrize("backend", ["bwrap", "process"])
+def test_the_runner_reports_outcomes(backend: str) -> None:
+    good = _run_tree("VALUE = 2\n", backend=backend)
+    bad = _run_tree("VALUE = 3\n", backend=backend)
     assert good.outcomes == {"tests.hidden.test_h.T.test_value": "pass"}
     assert bad.outcomes == {"tests.hidden.test_h.T.test_value": "fail"}
     assert good.tampered is None and bad.tampered is None
