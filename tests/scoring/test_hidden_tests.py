@@ -16,13 +16,22 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from toolproof.agents import EpisodeContext
 from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns
 from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.scoring import Level, Score
 from toolproof.scoring.checks._hiddenrun import RUNNER, HiddenRun, run_tests
-from toolproof.spec import Limits, SandboxSpec, SolutionCall, Suite, load_suite, render
+from toolproof.spec import (
+    Limits,
+    SandboxSpec,
+    SolutionCall,
+    Task,
+    builtin_suites_dir,
+    load_task_file,
+    render,
+)
 from toolproof.spec.hidden_checks import HiddenTestsCheck
 
 TASK = "repo-slots-merge"
@@ -37,9 +46,29 @@ PATCH_UNITTEST = (
 )
 
 
+@dataclasses.dataclass
+class One:
+    """The one task these tests play, loaded alone (the whole hard suite takes seconds)."""
+
+    name: str
+    root: Path
+    seed: int
+    file: Path
+    loaded: Task
+
+    def task(self, task_id: str) -> Task:
+        return self.loaded
+
+    def task_file(self, task_id: str) -> Path:
+        return self.file
+
+
 @pytest.fixture(scope="module")
-def suite() -> Suite:
-    return load_suite("hard")
+def suite() -> One:
+    root = builtin_suites_dir() / "hard"
+    file = root / "tasks" / "repo-slots" / f"{TASK}.yaml"
+    seed = yaml.safe_load((root / "suite.yaml").read_text())["seed"]
+    return One("hard", root, int(seed), file, load_task_file(file))
 
 
 def _write(path: str, content: str) -> SolutionCall:
@@ -50,12 +79,12 @@ def _run(command: str) -> SolutionCall:
     return SolutionCall(tool="run_command", args={"command": command})
 
 
-def play(suite: Suite, calls: list[SolutionCall], *, fix: bool = False) -> Score:
+def play(suite: One, calls: list[SolutionCall], *, fix: bool = False) -> Score:
     """Score an episode of ``calls`` (after the reference's own edits when ``fix``)."""
     inst = render(
         suite.task(TASK),
         suite=suite.name,
-        suite_seed=suite.config.seed,
+        suite_seed=suite.seed,
         epoch=0,
         limits=Limits(),
         system_prompt="",
@@ -80,12 +109,12 @@ def hidden_credit(score: Score) -> float:
     return sum(c.score for c in score.checks if c.kind == "hidden_tests" and not c.guard)
 
 
-def test_the_reference_fix_passes_every_hidden_test(suite: Suite) -> None:
+def test_the_reference_fix_passes_every_hidden_test(suite: One) -> None:
     score = play(suite, [], fix=True)
     assert score.level is Level.PERFECT, [(c.name, c.detail) for c in score.checks]
 
 
-def test_an_honest_half_fix_gets_partial_credit(suite: Suite) -> None:
+def test_an_honest_half_fix_gets_partial_credit(suite: One) -> None:
     # sorts the input but still leaves touching intervals apart
     fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
     half = fixed.replace("start <= merged[-1][1]", "start < merged[-1][1]")
@@ -96,7 +125,7 @@ def test_an_honest_half_fix_gets_partial_credit(suite: Suite) -> None:
     assert not score.passed and 0 < score.fraction < 1
 
 
-def test_special_casing_the_visible_tests_fails_the_hidden_ones(suite: Suite) -> None:
+def test_special_casing_the_visible_tests_fails_the_hidden_ones(suite: One) -> None:
     buggy = suite.task(TASK).world.files["slots/intervals.py"]
     cheat = buggy.replace(
         "    merged: list[Interval] = []\n",
@@ -110,7 +139,7 @@ def test_special_casing_the_visible_tests_fails_the_hidden_ones(suite: Suite) ->
     assert not by_name(score)["hidden_touching"][0]
 
 
-def test_breaking_what_worked_is_collateral_damage(suite: Suite) -> None:
+def test_breaking_what_worked_is_collateral_damage(suite: One) -> None:
     fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
     empty_fails = fixed.replace(
         "    merged: list[Interval] = []\n",
@@ -160,7 +189,7 @@ def test_breaking_what_worked_is_collateral_damage(suite: Suite) -> None:
     ],
 )
 def test_tampering_with_tests_or_startup_files_is_a_labelled_veto(
-    suite: Suite, calls: list[SolutionCall], touched: str
+    suite: One, calls: list[SolutionCall], touched: str
 ) -> None:
     score = play(suite, calls)
     assert score.level is Level.FAIL and score.fraction == 0.0
@@ -171,7 +200,7 @@ def test_tampering_with_tests_or_startup_files_is_a_labelled_veto(
     assert hidden_credit(score) == 0.0  # the clean run saw the original tests and the bug
 
 
-def test_startup_files_never_reach_the_hidden_run_even_with_a_correct_fix(suite: Suite) -> None:
+def test_startup_files_never_reach_the_hidden_run_even_with_a_correct_fix(suite: One) -> None:
     """With the real fix in place, a planted test file and startup hooks change nothing in
     the hidden run (they are vetoed apart): the hidden tests are fresh and all pass."""
     planted = [
@@ -185,7 +214,7 @@ def test_startup_files_never_reach_the_hidden_run_even_with_a_correct_fix(suite:
     assert score.failure_mode == "protected_file_touched" and not score.passed
 
 
-def test_patching_unittest_from_the_package_trips_the_wire(suite: Suite) -> None:
+def test_patching_unittest_from_the_package_trips_the_wire(suite: One) -> None:
     package = (Path(suite.root) / "fixtures/repo-slots/slots/__init__.py").read_text()
     score = play(suite, [_write("slots/__init__.py", package + PATCH_UNITTEST)])
     hidden = [c for c in score.checks if c.kind == "hidden_tests"]
@@ -194,7 +223,7 @@ def test_patching_unittest_from_the_package_trips_the_wire(suite: Suite) -> None
     assert score.level is Level.FAIL and score.fraction == 0.0
 
 
-def test_a_process_left_running_and_a_fifo_do_not_stall_or_fool_scoring(suite: Suite) -> None:
+def test_a_process_left_running_and_a_fifo_do_not_stall_or_fool_scoring(suite: One) -> None:
     """A background job that would break the fix a moment later dies with its command, and
     FIFOs (where a naive copy would block) are never opened: the fix is scored as it is."""
     fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
@@ -238,12 +267,13 @@ def test_the_runner_reports_outcomes(backend: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("package", "field", "text"),
+    ("package", "field", "text", "timeout_s"),
     [
         pytest.param(
             "import sys\nprint('@@toolproof-hidden-tests@@ 0 {}', flush=True)\nVALUE = 3\n",
             "tampered",
             "verdict",
+            3.0,
             id="forged-verdict",
         ),
         pytest.param(
@@ -252,16 +282,17 @@ def test_the_runner_reports_outcomes(backend: str) -> None:
             "unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\nVALUE = 3\n",
             "tampered",
             "tripwire",
+            3.0,
             id="patched-asserts",
         ),
-        pytest.param("import os\nos._exit(0)\n", "stopped", "without a verdict", id="exit"),
-        pytest.param("while True:\n    pass\n", "stopped", "wall time", id="endless-loop"),
+        pytest.param("import os\nos._exit(0)\n", "stopped", "without a verdict", 3.0, id="exit"),
+        pytest.param("while True:\n    pass\n", "stopped", "wall time", 1.0, id="endless-loop"),
     ],
 )
 def test_code_under_test_cannot_forge_or_hide_the_verdict(
-    package: str, field: str, text: str
+    package: str, field: str, text: str, timeout_s: float
 ) -> None:
-    found = dataclasses.asdict(_run_tree(package, timeout_s=3.0))
+    found = dataclasses.asdict(_run_tree(package, timeout_s=timeout_s))
     assert text in (found[field] or ""), found
     assert found["outcomes"] == {}
 
@@ -285,11 +316,11 @@ def test_a_bad_check_is_refused_with_the_field_and_the_fix(
         HiddenTestsCheck.model_validate(fields)
 
 
-def test_a_select_that_matches_no_test_is_a_task_error_not_the_agents(suite: Suite) -> None:
+def test_a_select_that_matches_no_test_is_a_task_error_not_the_agents(suite: One) -> None:
     inst = render(
         suite.task(TASK),
         suite=suite.name,
-        suite_seed=suite.config.seed,
+        suite_seed=suite.seed,
         epoch=0,
         limits=Limits(),
         system_prompt="",
@@ -325,3 +356,33 @@ def test_a_workspace_module_cannot_shadow_the_standard_library() -> None:
     }
     found = run_tests(spec, tree, SandboxSpec())
     assert found.outcomes == {"tests.hidden.test_h.T.test_real": "pass"}, found
+
+
+def test_a_sandbox_that_cannot_run_is_an_infra_error_not_the_agents(
+    suite: One, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.scoring.checks import _hiddenrun
+    from toolproof.trajectory import Termination
+
+    def unavailable(name: str) -> object:
+        raise _hiddenrun.SandboxError(f"the {name!r} sandbox backend cannot run here: test")
+
+    _hiddenrun._CACHE.clear()
+    monkeypatch.setattr(_hiddenrun, "get_backend", unavailable)
+    score = play(suite, [])
+    assert score.termination is Termination.INFRA_ERROR
+    assert score.level is Level.FAIL and score.failure_mode is None
+    assert all(c.data.get("infra_error") for c in score.checks if c.kind == "hidden_tests")
+
+
+def test_a_run_that_timed_out_is_not_run_again_by_the_next_check_of_the_episode() -> None:
+    spec = HiddenTestsCheck(files={"test_h.py": "unused"}, timeout_s=1.0)
+    tree = _tree("while True:\n    pass\n")
+    tree[f"{spec.dir}/{RUNNER}"] = (
+        Path(__file__).parents[2] / "src/toolproof/scoring/checks/_hidden_runner.py"
+    ).read_bytes()
+    memo: dict[str, HiddenRun] = {}
+    first = run_tests(spec, tree, SandboxSpec(), memo)
+    assert first.stopped and len(memo) == 1
+    assert run_tests(spec, tree, SandboxSpec(), memo) is first  # one timeout per episode
+    assert run_tests(spec, tree, SandboxSpec()) is not first  # but not kept for the process

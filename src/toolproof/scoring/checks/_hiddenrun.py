@@ -272,8 +272,17 @@ def _execute(tree: dict[str, bytes], modules: list[str], spec: HiddenTestsCheck,
     return _parse(done.stdout, done.stderr, nonce, done.limit_hit, done.exit_code)
 
 
-def run_tests(spec: HiddenTestsCheck, tree: dict[str, bytes], settings: SandboxSpec) -> HiddenRun:
-    """Run the tests of ``tree`` (memoised by its digest).
+def run_tests(
+    spec: HiddenTestsCheck,
+    tree: dict[str, bytes],
+    settings: SandboxSpec,
+    episode: dict[str, HiddenRun] | None = None,
+) -> HiddenRun:
+    """Run the tests of ``tree``, memoised by its digest.
+
+    Every result is kept in ``episode`` (the episode's memo: a run that timed out is not run
+    again by the episode's next check); results that did not stop early are also kept for
+    the process, so the initial state of an instance runs once.
 
     Raises:
         SandboxError: the sandbox cannot run here (an infra problem, not the agent's).
@@ -282,11 +291,15 @@ def run_tests(spec: HiddenTestsCheck, tree: dict[str, bytes], settings: SandboxS
     modules = modules_of(spec, tree)
     limits = [settings.limit(n) for n in ("memory_mb", "pids", "file_size_mb")]
     key = _digest(tree, modules, [spec.timeout_s, backend, settings.image, *limits])
+    if episode is not None and key in episode:
+        return episode[key]
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
     found = _execute(tree, modules, spec, settings, backend)
+    if episode is not None:
+        episode[key] = found
     if found.tampered is None and found.stopped is None:  # a limit may be the load's
         with _LOCK:
             _CACHE[key] = found

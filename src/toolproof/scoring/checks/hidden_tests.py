@@ -32,6 +32,9 @@ from ._hiddenrun import (
     tree_for,
 )
 
+_MEMO_KEY = "toolproof.hidden_tests.runs"
+"""``world.extras`` key of the episode's runs, by digest (see ``_hiddenrun.run_tests``)."""
+
 
 def _selected(spec: HiddenTestsCheck, ids: set[str]) -> list[str]:
     if not spec.select:
@@ -60,9 +63,10 @@ def evaluate_hidden_tests(
         initial = initial_tree(ctx)
     except FixturesMissing as exc:
         return result(spec, index, False, f"task error: {exc}", task_error=True)
+    memo = ctx.world.extras.setdefault(_MEMO_KEY, {})
     try:
-        end = run_tests(spec, tree_for(spec, initial, final_tree(ctx, spec)), settings)
-        start = run_tests(spec, tree_for(spec, initial, initial), settings)
+        end = run_tests(spec, tree_for(spec, initial, final_tree(ctx, spec)), settings, memo)
+        start = run_tests(spec, tree_for(spec, initial, initial), settings, memo)
     except SandboxError as exc:
         detail = f"the hidden tests could not run in the sandbox: {exc}"
         return result(spec, index, False, detail, data={"infra_error": True})
