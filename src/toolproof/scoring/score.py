@@ -19,8 +19,8 @@ def score_episode(ctx: ScoringContext) -> Score:
     """
     results = [run_check(spec, ctx, index) for index, spec in enumerate(ctx.instance.task.success)]
     termination = ctx.trajectory.termination
-    if any(r.data.get("infra_error") for r in results if r.kind == "judge"):
-        termination = Termination.INFRA_ERROR  # the judge failed, not the agent
+    if any(r.data.get("infra_error") for r in results if r.kind in ("judge", "hidden_tests")):
+        termination = Termination.INFRA_ERROR  # the judge or the sandbox failed, not the agent
     calls = len(ctx.trajectory.tool_calls())
     level, fraction = grade(ctx.instance, results, termination, calls, len(ctx.trajectory.steps))
     if termination is Termination.INFRA_ERROR:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from .hidden_checks import HiddenTestsCheck
 from .lint_checks import (
     ChangeBudgetCheck,
     LintAnswerCheck,
@@ -258,7 +259,8 @@ Check = Annotated[
     | ProtectedCheck
     | SuppressionCheck
     | LintAnswerCheck
-    | ChangeBudgetCheck,
+    | ChangeBudgetCheck
+    | HiddenTestsCheck,
     Field(discriminator="kind"),
 ]
 """Any check a task may list under ``success``."""
