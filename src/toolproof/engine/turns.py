@@ -35,6 +35,7 @@ from toolproof.tools.toolkits.user import (
     UserModelError,
     UserSimulator,
     Utterance,
+    restore_transcript,
     simulator_for,
 )
 from toolproof.trajectory import Message, Step
@@ -125,7 +126,9 @@ class UserTurns:
         return [*prompt[:-1], Message(role="user", content=text)]
 
     def resume(self, prompt: Sequence[Message], steps: Sequence[Step]) -> None:
-        """Rebuild the conversation from a recorded prompt and steps (time travel)."""
+        """Rebuild the user's side from a recorded prompt and steps (time travel): the
+        questions ``ask_user`` answered, and the conversation."""
+        restore_transcript(self.ctx, steps)
         if not self.conversation:
             return
         opening = next((m.content for m in reversed(prompt) if m.role == "user"), None)

@@ -246,7 +246,8 @@ def _ask(
         cost = None
         if link is not None:  # through the gateway: its count and the run's price table
             calls = link.calls[seen:]
-            data["model_calls"] = [call.summary(_MAX_RESULT_CHARS) for call in calls]
+            # whole replies (a judge's are short): a replay answers from them
+            data["model_calls"] = [call.summary() for call in calls]
             tokens = [sum(c.usage.input_tokens for c in calls)]
             tokens.append(sum(c.usage.output_tokens for c in calls))
             costs = [c.usage.cost_usd for c in calls]

@@ -415,6 +415,26 @@ def transcript_of(ctx: ToolContext) -> list[Exchange]:
     return log
 
 
+def restore_transcript(ctx: ToolContext, steps: Sequence[Any]) -> None:
+    """Put the exchanges of recorded steps' ``ask_user`` calls back into ``ctx`` (time
+    travel), so that a simulator sees the same earlier questions as in the original."""
+    log = transcript_of(ctx)
+    for step in steps:
+        by_id = {r.call_id: r for r in step.results}
+        for call in step.message.tool_calls:
+            result = by_id.get(call.id)
+            if call.name != "ask_user" or result is None or result.is_error:
+                continue
+            try:
+                said = json.loads(result.content)
+            except ValueError:
+                continue
+            if isinstance(said, dict) and isinstance(said.get("reply"), str):
+                question = str(call.arguments.get("question", ""))
+                by = str(said.get("answered_by", ""))
+                log.append(Exchange(question=question, reply=said["reply"], answered_by=by))
+
+
 @tool(kind=ToolKind.READ)
 async def ask_user(ctx: ToolContext, question: str) -> dict[str, Any]:
     """Ask the user who gave you the task a question and get their reply.
