@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,15 @@ from toolproof.engine.side_models import SideModels
 from toolproof.engine.turns import refuse_driven
 from toolproof.results import EpisodeRecord, RunReader
 from toolproof.scoring import Score
-from toolproof.spec import Limits, SpecError, Task, TaskInstance, load_suite, render
+from toolproof.spec import (
+    Limits,
+    SpecError,
+    Task,
+    TaskInstance,
+    builtin_suites_dir,
+    load_suite,
+    render,
+)
 from toolproof.spec.user import STOP_TOKEN, UserSpec
 from toolproof.testing import (
     ChatRequest,
@@ -321,3 +331,79 @@ def test_a_cached_rerun_of_a_conversation_is_identical_and_free(tmp_path: Path) 
     assert summary["user_model"]["calls"] == 3 and summary["user_model"]["cached_calls"] == 0
     assert again["user_model"]["cached_calls"] == 3
     assert summary["tokens"]["total"] == 0  # the oracle spent none: the user's are apart
+
+
+TRANSFER = "conv-transfer-which-account"
+
+
+def _sdk_agent(request: ChatRequest) -> ScriptedReply:
+    """A model behind the openai adapter that plays conv-transfer-which-account."""
+    users = [m.content or "" for m in request.messages if m.role == "user"]
+    turn = request.assistant_turns
+    if turn == 0:
+        return ScriptedReply(tool_calls=[ScriptedToolCall("list_accounts", {})])
+    if turn == 1:
+        return ScriptedReply("Which checking account should the money come from?")
+    amount = int(re.findall(r"(\d+) EUR", users[0])[0])
+    account = re.findall(r"CHK-\d", users[-1])[0]
+    if turn == 2:
+        args = {"from_account": account, "to_account": "SAV-1", "amount": amount}
+        return ScriptedReply(tool_calls=[ScriptedToolCall("transfer", args)])
+    if turn == 3:
+        return ScriptedReply(tool_calls=[ScriptedToolCall("get_balance", {"account_id": "SAV-1"})])
+    balance = json.loads(request.messages[-1].content or "{}")["balance"]
+    return ScriptedReply(f"Moved {amount} EUR from {account}. Your savings hold {balance} EUR.")
+
+
+def _sdk_user(request: ChatRequest) -> ScriptedReply:
+    """A user model that says its request, the account when asked, then stops."""
+    system = request.messages[0].content or ""
+    if request.assistant_turns == 0:
+        return ScriptedReply(
+            re.findall(r"Your request \(put it in your own words\): (.*)", system)[0]
+        )
+    if "?" in (request.messages[-1].content or ""):
+        account = re.findall(r"comes from: (CHK-\d)", system)[0]
+        return ScriptedReply(f"From {account}, please.")
+    return ScriptedReply(f"Great, thanks! {STOP_TOKEN}")
+
+
+def test_an_sdk_agent_talks_with_a_model_user_on_a_core_task_and_a_rerun_is_free(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("openai")
+    cache = str(tmp_path / "cache")
+    core = builtin_suites_dir() / "core"
+    suite = tmp_path / "suite"
+    (suite / "tasks").mkdir(parents=True)
+    shutil.copy(core / "suite.yaml", suite / "suite.yaml")
+    shutil.copy(core / "tasks" / "conversation" / f"{TRANSFER}.yaml", suite / "tasks")
+
+    def policy(request: ChatRequest) -> ScriptedReply:
+        return (_sdk_user if request.model == "sim" else _sdk_agent)(request)
+
+    def run(server: ModelServer, out: Path) -> list[EpisodeRecord]:
+        user = {"provider": "openai", "model": "sim", "base_url": server.base_url}
+        config = RunConfig(
+            suite=str(suite),
+            epochs=2,
+            agent="openai:gpt-4o",
+            agent_options={"base_url": server.base_url, "api_key": "t", "cache": cache},
+            snapshots=False,
+            retries=0,
+            user_model="openai:sim",
+            side_models={"user": {**user, "api_key": "k", "prices": None, "cache": cache}},
+        )
+        asyncio.run(Runner(config, out, parallel=2).run())
+        with RunReader(out) as reader:
+            return sorted(reader.records(), key=lambda r: r.key)
+
+    with ModelServer(policy) as server:
+        first = run(server, tmp_path / "r1")
+        calls = server.calls
+        second = run(server, tmp_path / "r2")
+        assert server.calls == calls  # agent and user answered from the cache
+    assert [r.score.passed for r in first] == [True, True], [r.trajectory.error for r in first]
+    assert [r.score.model_dump() for r in second] == [r.score.model_dump() for r in first]
+    assert [r.trajectory.transcript() for r in second] == [r.trajectory.transcript() for r in first]
+    assert calls == 2 * (5 + 3)  # per episode: five agent turns, three user messages
