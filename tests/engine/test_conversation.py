@@ -16,6 +16,12 @@ import pytest
 
 from toolproof import gateway
 from toolproof.agents import AgentTurn, Observation
+from toolproof.agents.builtin.flawed import (
+    NeverAsksAgent,
+    NeverRetriesAgent,
+    later_plays,
+    reference_turns,
+)
 from toolproof.agents.builtin.oracle import OracleAgent
 from toolproof.engine import EpisodeOptions, RunConfig, Runner, run_episode
 from toolproof.engine.side_models import SideModels
@@ -407,3 +413,17 @@ def test_an_sdk_agent_talks_with_a_model_user_on_a_core_task_and_a_rerun_is_free
     assert [r.score.model_dump() for r in second] == [r.score.model_dump() for r in first]
     assert [r.trajectory.transcript() for r in second] == [r.trajectory.transcript() for r in first]
     assert calls == 2 * (5 + 3)  # per episode: five agent turns, three user messages
+
+
+async def test_never_asks_acts_on_its_guess_at_once_and_the_later_plays_are_played() -> None:
+    facts = {"delta": {"value": 5, "about": "how many units to add", "alternatives": [3, 5]}}
+    task = _task(facts=facts)
+    guessed, score = await _run(task, NeverAsksAgent(_instance(task)))
+    assert [c.arguments for c, _ in guessed.tool_calls()][-1] == {"product_id": "A", "delta": 3}
+    assert all("?" not in (s.message.content or "") for s in guessed.steps) and not score.passed
+    instance = _instance(task)
+    played, score = await _run(task, NeverRetriesAgent(reference_turns(instance), "?", []))
+    assert not score.passed  # without the later plays it never adds the units
+    later = later_plays(instance)
+    played, score = await _run(task, NeverRetriesAgent(reference_turns(instance), "?", later))
+    assert score.passed, played.error

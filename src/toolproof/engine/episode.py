@@ -51,14 +51,7 @@ from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
 from .side_models import SideModels, attach_user, judging
-from .turns import (
-    NEXT_USER_TURN,
-    USER_TURN,
-    FollowUp,
-    UserTurns,
-    current_user_turn,
-    refuse_driven,
-)
+from .turns import NEXT_USER_TURN, USER_TURN, FollowUp, UserTurns, current_user_turn, refuse_driven
 
 
 @dataclass
