@@ -214,7 +214,9 @@ def recorded_calls(record: EpisodeRecord) -> tuple[list[dict[str, Any]], list[di
     return user, judge
 
 
-def _replayed(plan: GatewayPlan | None, calls: list[dict[str, Any]], role: str) -> GatewayPlan | None:
+def _replayed(
+    plan: GatewayPlan | None, calls: list[dict[str, Any]], role: str
+) -> GatewayPlan | None:
     if plan is None:
         return None
 
