@@ -25,6 +25,7 @@ JUDGE = {
     "base_url": "http://127.0.0.1:9/v1",  # never used: the run's judge wins
     "rubric": "The reply is polite.",
     "samples": 2,
+    "input": "transcript",
 }
 USER = {
     "simulator": "model",
@@ -127,6 +128,8 @@ def test_the_original_run_used_both_side_models(recorded: dict[str, Any]) -> Non
         talked.trajectory.error,
     )
     assert recorded["calls"] == (1 + 2) + (3 + 2)  # user and judge calls of both episodes
+    judged = next(c for c in talked.score.checks if c.name == "polite").data["prompt"][-1]
+    assert "user: Five units, please." in judged["content"]  # the judge sees the user's side
 
 
 @pytest.mark.parametrize(

@@ -118,6 +118,9 @@ def _transcript(ctx: ScoringContext) -> str:
             if res is not None:
                 tag = "error" if res.is_error else "result"
                 lines.append(f"[step {step.index}] {tag}: {_clip(res.content, _MAX_RESULT_CHARS)}")
+        for said in step.observations:  # further user messages (user_turns, a conversation)
+            if said.role == "user" and said.content:
+                lines.append(f"[step {step.index}] user: {_clip(said.content, _MAX_RESULT_CHARS)}")
     lines.append(f"final answer: {ctx.trajectory.final_answer or '(none)'}")
     return "\n".join(lines)
 
