@@ -11,7 +11,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ._yamlsrc import SourceMap
 from .checks import Check
@@ -365,15 +373,21 @@ class Task(BaseModel):
     solution: Solution = Field(description="The reference solution.")
     _template: dict[str, Any] | None = PrivateAttr(None)
 
+    @field_validator("user_turns")
+    @classmethod
+    def _not_in_conversation(cls, turns: list[UserTurn], info: ValidationInfo) -> list[UserTurn]:
+        user = info.data.get("user")
+        if turns and isinstance(user, UserSpec) and user.mode == "conversation":
+            raise ValueError(
+                "user.mode is 'conversation' and the task has user_turns: in a "
+                "conversation the user writes the further messages; drop user_turns "
+                "or set user.mode: ask"
+            )
+        return turns
+
     @model_validator(mode="after")
     def _turns_fit(self) -> Task:
         if self.user is not None and self.user.mode == "conversation":
-            if self.user_turns:
-                raise ValueError(
-                    "user.mode is 'conversation' and the task has user_turns: in a "
-                    "conversation the user writes the further messages; drop user_turns "
-                    "or set user.mode: ask"
-                )
             if len(self.solution.turns) > self.user.max_turns:
                 raise ValueError(
                     f"solution.turns has {len(self.solution.turns)} entries but the user "
