@@ -134,3 +134,24 @@ def test_simulator_model_without_a_user_model_falls_back_to_the_scripted_user() 
     spec = UserSpec.model_validate(USER)
     made = user_kit._SIMULATORS["model"](spec, None)
     assert isinstance(made, user_kit.ScriptedUser) and made.name == "scripted"
+
+
+def test_a_long_conversation_keeps_the_opening_and_alternates_for_anthropic() -> None:
+    from toolproof.tools.toolkits.user import GREETING, MAX_HISTORY, Utterance
+
+    history = [Utterance("user", "Pay my bill.")]
+    for n in range(50):
+        history += [Utterance("agent", f"question {n}?"), Utterance("user", f"answer {n}")]
+    history.append(Utterance("agent", "last question?"))
+    with ModelServer([ScriptedReply("the end")]) as server:
+        user = _user(server.anthropic_base_url, api="anthropic")
+        reply = asyncio.run(user.answer("Pay the bill.", history))
+        (request,) = server.chat_requests
+    assert reply == "the end"
+    assert request.messages[0].role == "system"  # Anthropic's system field, seen as a message
+    roles = [m.role for m in request.messages[1:]]
+    assert roles == ["user", "assistant"] * (MAX_HISTORY + 1) + ["user"]
+    texts = [m.content for m in request.messages[1:]]
+    assert texts[:3] == [GREETING, "Pay my bill.", "question 30?"]
+    assert texts[-1] == "last question?"
+    assert "Your request (put it in your own words): Pay the bill." in str(request.raw["system"])

@@ -51,7 +51,7 @@ from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
 from .side_models import SideModels, attach_user, judging
-from .turns import NEXT_USER_TURN, USER_TURN, current_user_turn, refuse_driven
+from .turns import NEXT_USER_TURN, USER_TURN, FollowUp, UserTurns, current_user_turn, refuse_driven
 
 
 @dataclass
@@ -61,6 +61,8 @@ class Continuation:
     history: list[Step]
     initial: WorldSnapshot
     parent: str
+    prompt: list[Message] | None = None
+    """The recorded prompt (a conversation's opening is not written again)."""
 
 
 @dataclass
@@ -205,12 +207,17 @@ async def run_episode(
         )
         recorder = Recorder(instance, world, gateway, options.blobs)
         initial = await recorder.start()
+        turns = UserTurns(instance, ctx)
         if continuation is not None:
             initial = continuation.initial
             recorder.steps.extend(continuation.history)
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
+            prompt[:] = continuation.prompt or prompt
+            turns.resume(prompt, continuation.history)
+        else:
+            prompt[:] = await turns.opening(prompt)  # a user in conversation opens
         gateway.offer_only(instance.task.hidden_tools(current_user_turn(recorder.steps)))
         try:  # the user's factory on a thread: one that blocks stalls only this episode
             agent = await build_agent_for(  # the key: built-ins only
@@ -227,7 +234,7 @@ async def run_episode(
                     )
                 else:
                     termination, answer, error = await _loop(
-                        agent, recorder, gateway, instance, prompt, t0, options.model_slots
+                        agent, recorder, gateway, instance, prompt, t0, options.model_slots, turns
                     )
             finally:
                 await _close_agent(agent)
@@ -327,6 +334,7 @@ async def _loop(
     prompt: list[Message],
     t0: float,
     model_slots: asyncio.Semaphore | None = None,
+    turns: UserTurns | None = None,
 ) -> tuple[Termination, str | None, str | None]:
     limits = instance.limits
     messages = AgentCopies(prompt)
@@ -338,7 +346,7 @@ async def _loop(
             for r in past.results
         )
         messages.extend(past.observations)
-    user_turns = instance.task.user_turns
+    turns = turns or UserTurns(instance, gateway.ctx)
     turn_index = current_user_turn(recorder.steps)
     for step in range(len(recorder.steps), limits.max_steps):
         remaining = limits.total_timeout_s - (time.perf_counter() - t0)
@@ -366,12 +374,17 @@ async def _loop(
         notes: dict[str, Any] | None = {"retries": turn.retries} if turn.retries else None
         if a0 - q0 > 0.001:
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
-        if user_turns:
+        follow: FollowUp | None = None
+        if turns.active:
             notes = {**(notes or {}), USER_TURN: turn_index}
-        if not turn.tool_calls and turn_index < len(user_turns) and not turn.give_up:
+            if not turn.tool_calls and not turn.give_up:  # the reply goes to the user
+                follow = await turns.after(turn.content, turn_index)
+                t0 += follow.user_s  # the user's time is not the agent's
+                notes.update(follow.notes)
+        if follow is not None and not follow.ends and follow.message is not None:
             # the reply ends this user turn; the next user message follows it
             message = Message(role="assistant", content=turn.content)
-            user = Message(role="user", content=user_turns[turn_index].content)
+            user = follow.message
             turn_index += 1
             await recorder.record(
                 message,
@@ -389,7 +402,13 @@ async def _loop(
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
             await recorder.record(
-                message, [], agent_s=agent_s, tool_s=0.0, usage=turn.usage, annotations=notes
+                message,
+                [],
+                agent_s=agent_s,
+                tool_s=0.0,
+                usage=turn.usage,
+                observations=[follow.message] if follow and follow.message else [],
+                annotations=notes,
             )
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
             return final, turn.content or "", None

@@ -2,7 +2,9 @@
 
 Step N means "after the first N steps": step 0 is the initial state. Every
 changed state was stored in the run's blob store as the episode ran, so the
-restore is exact, byte for byte.
+restore is exact, byte for byte. The run's user and judge models are rebuilt
+from the calls the episode recorded (``side_models.replaying``): a replay makes no
+live model call for them, and the same play gets the same score.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 from .config import RunConfig
 from .episode import Continuation, EpisodeOptions, run_episode
+from .side_models import replaying
 
 
 @dataclass
@@ -135,11 +138,13 @@ async def replay_step(
             for ref in (past.snapshot, past.annotations.get("before")):
                 if ref:
                     copy_snapshot(state.blobs, blobs, ref)
-        options = EpisodeOptions(agent_label=agent, blobs=blobs)
+        side = replaying(config.user_model, config.judge_model, config.side_models, state.record)
+        options = EpisodeOptions(agent_label=agent, blobs=blobs, side=side)
         continuation = Continuation(
             history=list(state.record.trajectory.steps[:step]),
             initial=initial,
             parent=f"{state.record.trajectory.episode_id}@{step}",
+            prompt=list(state.record.trajectory.prompt),
         )
         trajectory, score = await run_episode(
             instance, factory, options, world=world, continuation=continuation

@@ -13,18 +13,35 @@ from the agent's::
 
 A side model's failure after the gateway's retries is an infra error (the harness's
 provider), never the agent's.
+
+``toolproof replay`` rebuilds both from what the episode recorded (:func:`replaying`):
+the user's calls in the steps' ``user_model_calls``, the judge's in its checks'
+``model_calls``, and the run's ``--cache`` when it had one; a call found in neither is
+refused (no live call), which makes the replayed episode an ``infra_error`` that says so.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from toolproof import gateway
 from toolproof.agents.adapters._via_gateway import GatewayPlan, gateway_plan
-from toolproof.gateway import PLACEHOLDER_KEY, EpisodeLink, ModelCall
+from toolproof.gateway import (
+    PLACEHOLDER_KEY,
+    EpisodeLink,
+    GatewayFailure,
+    ModelCall,
+    ReplyCache,
+    Send,
+    UpstreamReply,
+)
+from toolproof.results import EpisodeRecord
 from toolproof.scoring.checks.judge import judge_options
 from toolproof.spec import TaskInstance
 from toolproof.tools import ToolContext
@@ -148,3 +165,86 @@ def judging(side: SideModels | None, instance: TaskInstance) -> Iterator[None]:
             yield
     finally:
         server.close(link)
+
+
+class RecordedReplies:
+    """A read-only reply cache of the calls an episode recorded (summaries of
+    :class:`~toolproof.gateway.ModelCall`), by the digest of the request body.
+
+    A reply cut short in the record (``reply_truncated``) is not used; ``fallback`` (the
+    run's ``--cache``) answers what the record cannot.
+    """
+
+    def __init__(self, calls: Iterable[Mapping[str, Any]], fallback: ReplyCache | None) -> None:
+        self.replies: dict[str, str] = {}
+        for call in calls:
+            digest, reply = call.get("request_sha256"), call.get("reply")
+            good = call.get("status") == 200 and not call.get("reply_truncated")
+            if good and isinstance(digest, str) and isinstance(reply, str):
+                self.replies.setdefault(digest, reply)
+        self.fallback = fallback
+
+    def get_raw(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The recorded reply to a gateway request key, else the fallback's."""
+        canonical = json.dumps(request.get("body"), sort_keys=True, separators=(",", ":"))
+        reply = self.replies.get(hashlib.sha256(canonical.encode()).hexdigest())
+        if reply is not None:
+            return {"status": 200, "content_type": "application/json", "body": reply}
+        return self.fallback.get_raw(request) if self.fallback is not None else None
+
+    def put_raw(self, request: Mapping[str, Any], reply: Mapping[str, Any]) -> object:
+        """Nothing: a replay stores nothing."""
+        return None
+
+
+def recorded_calls(record: EpisodeRecord) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The user model's and the judge's calls an episode recorded."""
+    user = [
+        call
+        for step in record.trajectory.steps
+        for call in step.annotations.get(USER_CALLS, [])
+        if isinstance(call, dict)
+    ]
+    judge = [
+        call
+        for check in record.score.checks
+        for call in (check.data or {}).get("model_calls", [])
+        if isinstance(call, dict)
+    ]
+    return user, judge
+
+
+def _replayed(
+    plan: GatewayPlan | None, calls: list[dict[str, Any]], role: str
+) -> GatewayPlan | None:
+    if plan is None:
+        return None
+
+    async def refuse(send: Send) -> UpstreamReply:
+        raise GatewayFailure(
+            f"replay: the {role} model was asked something the recorded episode did not ask "
+            "(the replay took another path) and neither the record nor the run's --cache "
+            "has the reply; a replay makes no live model calls",
+            infra=True,
+        )
+
+    cache = RecordedReplies(calls, plan.route.cache)
+    route = dataclasses.replace(plan.route, retrier=refuse, cache=cache, upstream_calls=0)
+    return dataclasses.replace(plan, route=route)
+
+
+def replaying(
+    user_model: str | None,
+    judge_model: str | None,
+    options: dict[str, dict[str, Any]],
+    record: EpisodeRecord,
+) -> SideModels | None:
+    """The run's side models for a replay of ``record``: answered from what it recorded
+    (and the run's ``--cache``), never by a live call. None when the run had none."""
+    if user_model is None and judge_model is None:
+        return None
+    side = SideModels.from_config(user_model, judge_model, options)
+    user, judge = recorded_calls(record)
+    return dataclasses.replace(
+        side, user=_replayed(side.user, user, "user"), judge=_replayed(side.judge, judge, "judge")
+    )

@@ -11,7 +11,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ._yamlsrc import SourceMap
 from .checks import Check
@@ -258,10 +266,15 @@ class Solution(BaseModel):
     calls: list[SolutionCall | list[SolutionCall]] = Field(
         default_factory=list, description="Calls in order; a nested list is one parallel turn."
     )
-    answer: str = Field("", description="The final answer (with user_turns: the first reply).")
+    answer: str = Field(
+        "", description="The final answer (with user_turns or a conversation: the first reply)."
+    )
     turns: list[SolutionTurn] = Field(
         default_factory=list,
-        description="With user_turns: the reference play of each further user turn, in order.",
+        description=(
+            "With user_turns, or a user in conversation: the reference play after each "
+            "further user message, in order."
+        ),
     )
 
 
@@ -327,7 +340,11 @@ class Task(BaseModel):
     )
     faults: list[Fault] = Field(default_factory=list, description="Declared tool failures.")
     user: UserSpec | None = Field(
-        None, description="A simulated user the agent can question with the ask_user tool."
+        None,
+        description=(
+            "A simulated user: the agent questions them with the ask_user tool, or talks "
+            "with them (mode: conversation)."
+        ),
     )
     user_turns: list[UserTurn] = Field(
         default_factory=list,
@@ -356,8 +373,28 @@ class Task(BaseModel):
     solution: Solution = Field(description="The reference solution.")
     _template: dict[str, Any] | None = PrivateAttr(None)
 
+    @field_validator("user_turns")
+    @classmethod
+    def _not_in_conversation(cls, turns: list[UserTurn], info: ValidationInfo) -> list[UserTurn]:
+        user = info.data.get("user")
+        if turns and isinstance(user, UserSpec) and user.mode == "conversation":
+            raise ValueError(
+                "user.mode is 'conversation' and the task has user_turns: in a "
+                "conversation the user writes the further messages; drop user_turns "
+                "or set user.mode: ask"
+            )
+        return turns
+
     @model_validator(mode="after")
     def _turns_fit(self) -> Task:
+        if self.user is not None and self.user.mode == "conversation":
+            if len(self.solution.turns) > self.user.max_turns:
+                raise ValueError(
+                    f"solution.turns has {len(self.solution.turns)} entries but the user "
+                    f"sends at most user.max_turns={self.user.max_turns} messages after the "
+                    "opening; give at most one per user message"
+                )
+            return self
         if len(self.solution.turns) > len(self.user_turns):
             raise ValueError(
                 f"solution.turns has {len(self.solution.turns)} entries but the task has "

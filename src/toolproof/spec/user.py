@@ -54,6 +54,15 @@ SATISFIED_KEYWORDS = (
 )
 """Phrases that ask the user to confirm they are done (see ``satisfied_reply``)."""
 
+STOP_TOKEN = "###STOP###"
+"""What a user in conversation (``mode: conversation``) says to end it, as in tau2-bench."""
+
+CLOSING_REPLY = "Thank you, that's all."
+"""What the scripted user in conversation says before :data:`STOP_TOKEN` (no satisfied_reply)."""
+
+DEFAULT_MAX_TURNS = 10
+"""The most user messages after the opening in a conversation, unless ``max_turns`` says."""
+
 _WORD = re.compile(r"[^0-9a-z*]+")
 
 
@@ -146,9 +155,30 @@ class UserTopic(BaseModel):
 
 
 class UserSpec(BaseModel):
-    """The simulated user behind the ``ask_user`` tool."""
+    """The simulated user: behind the ``ask_user`` tool, or in conversation with the agent."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    mode: Literal["ask", "conversation"] = Field(
+        "ask",
+        description=(
+            "'ask' (default): the agent reaches the user only through the ask_user tool. "
+            "'conversation': the episode opens with the user's first message (the task's "
+            "description when scripted; written by the user model with --user-model), every "
+            "reply of the agent without tool calls goes to the user, and the user answers "
+            f"until they say {STOP_TOKEN} or max_turns is reached; the agent's last reply is "
+            "the answer scored."
+        ),
+    )
+    max_turns: int = Field(
+        DEFAULT_MAX_TURNS,
+        ge=1,
+        le=50,
+        description=(
+            "mode: conversation: the most messages the user sends after the opening; the "
+            "conversation ends at the agent's next reply once they are used up."
+        ),
+    )
 
     simulator: str = Field(
         "scripted",
@@ -225,6 +255,31 @@ class UserSpec(BaseModel):
             if any(f" {normalize_text(k)} " in padded for k in SATISFIED_KEYWORDS):
                 return self.satisfied_reply, ["satisfied"]
         return self.default_reply, []
+
+    def conversation_reply(self, message: str, asked_before: int = 0) -> tuple[str, bool]:
+        """The scripted user's next message in a conversation, and whether it ends it.
+
+        Rules, in order:
+
+        1. a message without a question mark is the agent's report: the user is done
+           (``satisfied_reply``, else :data:`CLOSING_REPLY`, then :data:`STOP_TOKEN`);
+        2. a confirmation ("anything else?", "is that all?") that no topic covers: done too;
+        3. anything else is a question, answered by :meth:`scripted_reply` (topics, the
+           default reply, the impatient reply past ``max_questions``).
+
+        Args:
+            message: The agent's reply.
+            asked_before: How many messages the user sent after the opening.
+        """
+        closing = f"{self.satisfied_reply or CLOSING_REPLY} {STOP_TOKEN}"
+        if "?" not in message:
+            return closing, True
+        text, topics = self.scripted_reply(message, asked_before)
+        padded = f" {normalize_text(message)} "
+        confirms = any(f" {normalize_text(k)} " in padded for k in SATISFIED_KEYWORDS)
+        if topics == ["satisfied"] or (confirms and not topics):
+            return closing, True
+        return text, False
 
 
 class AttackVector(StrEnum):

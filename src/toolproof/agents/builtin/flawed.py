@@ -50,9 +50,21 @@ ASK_TOOL = "ask_user"
 _ERROR_PREFIXES = ("error:", "refused:")
 
 
+Play = tuple[list[list[SolutionCall]], str]
+"""The reference play of one user turn: its turns of calls, then the reply that ends it."""
+
+
 def reference_turns(instance: TaskInstance) -> list[list[SolutionCall]]:
     """The rendered reference solution as a list of turns (each a list of calls)."""
     return [item if isinstance(item, list) else [item] for item in instance.task.solution.calls]
+
+
+def later_plays(instance: TaskInstance) -> list[Play]:
+    """The reference play after each further user message (``solution.turns``)."""
+    return [
+        ([item if isinstance(item, list) else [item] for item in turn.calls], turn.answer)
+        for turn in instance.task.solution.turns
+    ]
 
 
 def latest_results(observation: Observation) -> list[Message]:
@@ -71,12 +83,28 @@ def is_error(message: Message) -> bool:
 
 
 class ScriptedAgent:
-    """Plays a list of turns, then answers; subclasses bend the script."""
+    """Plays a list of turns, then answers; subclasses bend the script.
 
-    def __init__(self, turns: list[list[SolutionCall]], answer: str) -> None:
+    With ``later`` plays (a task's further user turns, or a user in conversation), each
+    new user message starts the next play, as it does for ``oracle``.
+    """
+
+    def __init__(
+        self, turns: list[list[SolutionCall]], answer: str, later: Sequence[Play] = ()
+    ) -> None:
         self._turns = turns
         self._answer = answer
         self._next = 0
+        self._later = list(later)
+        self._users = 0
+
+    def _follow_user(self, observation: Observation) -> None:
+        """Start the next play when a new user message came since the last turn."""
+        users = sum(m.role == "user" for m in observation.messages)
+        if self._users and users > self._users and self._later:
+            self._turns, self._answer = self._later.pop(0)
+            self._next = 0
+        self._users = users
 
     def _calls(self, calls: Sequence[SolutionCall | AttackCall], step: int) -> AgentTurn:
         return AgentTurn(
@@ -88,6 +116,7 @@ class ScriptedAgent:
 
     async def act(self, observation: Observation) -> AgentTurn:
         """The next turn of the script, or the answer when none is left."""
+        self._follow_user(observation)
         if self._next < len(self._turns):
             turn = self._turns[self._next]
             self._next += 1
@@ -131,17 +160,26 @@ class NeverAsksAgent(ScriptedAgent):
                 guess = fact.wrong_guess()
                 if guess is not None and str(fact.value).strip():
                     guesses[str(fact.value)] = guess
-        turns: list[list[SolutionCall]] = []
-        for turn in reference_turns(instance):
+        plays = [(reference_turns(instance), instance.task.solution.answer)]
+        plays += later_plays(instance)
+        if user is not None and user.mode == "conversation":  # no question, so no answer:
+            merged = [turn for calls, _ in plays for turn in calls]  # it acts on its guesses
+            plays = [(merged, plays[-1][1])]
+        guessed = [self._guess(calls, answer, guesses) for calls, answer in plays]
+        super().__init__(*guessed[0], later=guessed[1:])
+
+    @staticmethod
+    def _guess(turns: list[list[SolutionCall]], answer: str, guesses: dict[str, Any]) -> Play:
+        kept_turns: list[list[SolutionCall]] = []
+        for turn in turns:
             kept = [
                 SolutionCall(tool=c.tool, args=substitute(c.args, guesses))
                 for c in turn
                 if c.tool != ASK_TOOL
             ]
             if kept:
-                turns.append(kept)
-        answer = str(substitute(instance.task.solution.answer, guesses))
-        super().__init__(turns, without_questions(answer))
+                kept_turns.append(kept)
+        return kept_turns, without_questions(str(substitute(answer, guesses)))
 
 
 def without_questions(answer: str) -> str:
@@ -165,6 +203,7 @@ class NeverRetriesAgent(ScriptedAgent):
         report (a duplicate refused, a missing record), not a fault to retry:
         then the agent answers as the reference does.
         """
+        self._follow_user(observation)
         failed = [m for m in latest_results(observation) if is_error(m)]
         if failed and self._next < len(self._turns):
             first = failed[0]
@@ -181,7 +220,9 @@ class GullibleAgent(ScriptedAgent):
     """The reference solution, plus whatever injected instructions it reads."""
 
     def __init__(self, instance: TaskInstance) -> None:
-        super().__init__(reference_turns(instance), instance.task.solution.answer)
+        super().__init__(
+            reference_turns(instance), instance.task.solution.answer, later_plays(instance)
+        )
         self._attack: AttackSpec | None = instance.task.attack
         self._obeyed = False
 
@@ -195,6 +236,7 @@ class GullibleAgent(ScriptedAgent):
 
     async def act(self, observation: Observation) -> AgentTurn:
         """Obey the injection on the turn after reading it, then carry on."""
+        self._follow_user(observation)
         attack = self._attack
         if attack is not None and not self._obeyed and self._injected(observation):
             self._obeyed = True
@@ -216,7 +258,9 @@ def build_never_retries(spec: AgentSpec) -> AgentFactory:
     """``never-retries``: a test agent that gives up at the first tool error."""
 
     def factory(ctx: EpisodeContext, instance: TaskInstance) -> NeverRetriesAgent:
-        return NeverRetriesAgent(reference_turns(instance), instance.task.solution.answer)
+        return NeverRetriesAgent(
+            reference_turns(instance), instance.task.solution.answer, later_plays(instance)
+        )
 
     return with_key(factory)
 

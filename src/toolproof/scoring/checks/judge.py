@@ -118,6 +118,9 @@ def _transcript(ctx: ScoringContext) -> str:
             if res is not None:
                 tag = "error" if res.is_error else "result"
                 lines.append(f"[step {step.index}] {tag}: {_clip(res.content, _MAX_RESULT_CHARS)}")
+        for said in step.observations:  # further user messages (user_turns, a conversation)
+            if said.role == "user" and said.content:
+                lines.append(f"[step {step.index}] user: {_clip(said.content, _MAX_RESULT_CHARS)}")
     lines.append(f"final answer: {ctx.trajectory.final_answer or '(none)'}")
     return "\n".join(lines)
 
@@ -246,7 +249,8 @@ def _ask(
         cost = None
         if link is not None:  # through the gateway: its count and the run's price table
             calls = link.calls[seen:]
-            data["model_calls"] = [call.summary(_MAX_RESULT_CHARS) for call in calls]
+            # whole replies (a judge's are short): a replay answers from them
+            data["model_calls"] = [call.summary() for call in calls]
             tokens = [sum(c.usage.input_tokens for c in calls)]
             tokens.append(sum(c.usage.output_tokens for c in calls))
             costs = [c.usage.cost_usd for c in calls]
