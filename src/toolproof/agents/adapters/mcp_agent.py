@@ -9,7 +9,11 @@
 
 For each episode the task's tools are served over MCP streamable HTTP on
 127.0.0.1 (``task.url``, for any MCP client or framework adapter) while the
-function runs; every call is validated by the gateway and recorded.
+function runs; every call is validated by the gateway and recorded. Its model goes
+through the episode's model gateway path, as a framework agent's does: ``task.options``
+holds ``base_url`` (that path, for the run's ``provider``), ``api_key`` (a placeholder),
+``provider``, ``model`` and the run's other ``--agent-arg`` values, never the real key,
+``cache`` or ``prices``; so every model call is recorded, priced and cached by ``--cache``.
 
 ``mcp-serve[:stdio|:http]`` — the agent is whoever connects from outside (a
 desktop assistant, a coding agent); the episode lasts until that client is
@@ -33,6 +37,7 @@ from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
 from ..builtin.python_agent import import_target
 from ._options import parse_options
 from ._tools_bridge import require_extra
+from ._via_gateway import GatewayPlan, agent_options, episode_link, gateway_plan
 
 
 class McpClientAgent:
@@ -40,24 +45,43 @@ class McpClientAgent:
 
     Args:
         function: ``async (McpTask) -> str``.
-        options: The run's ``--agent-arg`` values, handed on in ``McpTask.options``.
+        options: The run's ``--agent-arg`` values; ``McpTask.options`` gets them with the
+            model gateway's ``base_url`` and placeholder ``api_key`` (:func:`agent_options`).
+        plan: The run's model gateway route (one per run: shared backoff, cache).
+        epoch: The episode's epoch (part of the model-call cache key).
     """
 
-    def __init__(self, function: Callable[..., Any], options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        options: dict[str, Any],
+        plan: GatewayPlan | None = None,
+        epoch: int = 0,
+    ) -> None:
         self.function = function
         self.options = options
+        self.plan = plan or gateway_plan(options, "mcp")
+        self.epoch = epoch
 
     async def run(self, session: ToolSession) -> str:
-        """Serve the tools over HTTP while the function runs; return its answer."""
+        """Serve the tools over HTTP while the function runs; return its answer.
+
+        Raises:
+            AgentInfraError: a model call through the gateway failed for reasons not the
+                agent's (the gateway saw the outage).
+        """
         from toolproof.mcp import HttpEndpoint, McpTask, ServeState, build_server
 
         state = ServeState()
-        async with HttpEndpoint(build_server(session, state)) as endpoint:
+        async with (
+            episode_link(self.plan, self.epoch, session) as link,
+            HttpEndpoint(build_server(session, state)) as endpoint,
+        ):
             task = McpTask(
                 url=endpoint.url,
                 prompt=session.prompt,
                 system_prompt=session.system_prompt,
-                options=dict(self.options),
+                options=agent_options(self.plan, link.urls(), self.options),
             )
             answer = await self.function(task)
         if state.crash is not None:
@@ -88,8 +112,10 @@ def build_client(spec: AgentSpec) -> AgentFactory:
             ]
         )
 
+    plan = gateway_plan(spec.options, spec.label)  # checks provider and the model options
+
     def factory(ctx: EpisodeContext) -> McpClientAgent:
-        return McpClientAgent(function, spec.options)
+        return McpClientAgent(function, spec.options, plan, ctx.epoch)
 
     return factory
 
