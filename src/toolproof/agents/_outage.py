@@ -6,7 +6,7 @@ that outlived the retries of toolproof's own adapters or of the gateway, the com
 sandbox failing to start. Those components make their error with :func:`observed_outage`,
 which remembers that very object. An ``AgentInfraError`` that agent code made itself (or
 an SDK connection error it let escape) is not one of them: the episode is the agent's
-``agent_error`` and counts as a failure (docs/metrics.md, "Infra errors").
+``agent_error`` and counts as a failure (docs/metrics.md, "Infra errors need a witness").
 
 Objects are told apart by identity (``id`` and ``is``, never ``==`` or ``hash``, which an
 agent's subclass could redefine), held weakly so that none outlives its episode.
