@@ -240,3 +240,12 @@ async def test_an_mcp_agent_never_sees_the_real_key_the_provider_or_the_cache(
     assert seen["base_url"].startswith("http://127.0.0.1:")
     assert not {"cache", "prices", "max_model_calls"} & set(seen)
     assert "sk-real-secret" not in json.dumps(seen) and "provider.example" not in json.dumps(seen)
+
+
+@pytest.mark.parametrize(
+    ("option", "flag"),
+    [("cache", "--cache"), ("model", "--model"), ("api_key", "--agent-arg api_key")],
+)
+def test_mcp_serve_refuses_model_settings_naming_the_flag(option: str, flag: str) -> None:
+    with pytest.raises(SpecError, match=f"{flag}.*never pass through toolproof.*drop {flag}"):
+        build_agent(parse_agent_spec("mcp-serve:http", {option: "x"}))

@@ -120,6 +120,42 @@ def build_client(spec: AgentSpec) -> AgentFactory:
     return factory
 
 
+MODEL_FLAGS = {
+    "cache": "--cache",
+    "model": "--model",
+    "provider": "--model",
+    "base_url": "--agent-arg base_url",
+    "api_key": "--agent-arg api_key",
+    "prices": "--agent-arg prices",
+    "max_model_calls": "--max-model-calls",
+}
+"""Model settings, by the flag that sets them: meaningless for ``mcp-serve``."""
+
+
+def _refuse_model_options(spec: AgentSpec) -> None:
+    """``mcp-serve``'s agent is a client outside toolproof, whose model toolproof never sees.
+
+    Raises:
+        SpecError: ``--cache``, ``--model`` or another model setting was given.
+    """
+    given = [name for name in MODEL_FLAGS if name in spec.options]
+    if given:
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    MODEL_FLAGS[name],
+                    "mcp-serve's agent is the MCP client that connects from outside; its model "
+                    "calls never pass through toolproof, so they cannot be cached, priced or "
+                    f"chosen here; drop {MODEL_FLAGS[name]} (an mcp:module:function agent "
+                    "in process, or a cmd: agent, calls its model through the gateway)",
+                )
+                for name in given
+            ]
+        )
+
+
 class ServeOptions(BaseModel):
     """Options of ``mcp-serve`` (``--agent-arg key=value``)."""
 
@@ -153,6 +189,7 @@ def build_serve(spec: AgentSpec) -> AgentFactory:
             ]
         )
     require_extra("mcp-serve", ("mcp",), "mcp")
+    _refuse_model_options(spec)
     options = parse_options(ServeOptions, spec)
 
     def factory(ctx: EpisodeContext) -> McpServeAgent:
