@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from toolproof.agents import AgentInfraError, AgentTurn, Observation, ToolSession
-from toolproof.agents._outage import is_observed_outage, observed_outage
+from toolproof.agents._outage import is_observed_outage, observed_outage, take_observed_outage
 from toolproof.engine import EpisodeJob, RunConfig, Worker
 from toolproof.results import EpisodeRecord
 from toolproof.spec import Suite, load_suite, resolve_suite_path
@@ -110,6 +110,28 @@ def test_only_the_very_object_toolproof_made_is_an_observed_outage() -> None:
     assert not is_observed_outage(AgentInfraError("seen"))
     assert not is_observed_outage(EqualToEverything("seen"))
     assert not is_observed_outage(RuntimeError("seen"))
+    assert take_observed_outage(real) and not take_observed_outage(real)  # it counts once
+    assert not is_observed_outage(real)
+
+
+KEPT: list[AgentInfraError] = []
+
+
+class ReplaysAnOutage:
+    """Keeps the outage toolproof observed in its first episode and raises it ever after."""
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        if not KEPT:
+            KEPT.append(observed_outage("HTTP 503, seen by toolproof's adapter"))
+        raise KEPT[0]
+
+
+async def test_an_observed_outage_ends_one_episode_only() -> None:
+    KEPT.clear()
+    first = await run_task(f"python:{__name__}:ReplaysAnOutage")
+    # the run's infra retries of that episode, and every later episode: the agent's own
+    assert_agents_failure(first, "HTTP 503, seen by toolproof's adapter")
+    assert first.attempts >= 2 and first.infra_errors == ["HTTP 503, seen by toolproof's adapter"]
 
 
 # Framework agents: their model calls go through the gateway, which is the witness.

@@ -9,7 +9,9 @@ an SDK connection error it let escape) is not one of them: the episode is the ag
 ``agent_error`` and counts as a failure (docs/metrics.md, "Infra errors need a witness").
 
 Objects are told apart by identity (``id`` and ``is``, never ``==`` or ``hash``, which an
-agent's subclass could redefine), held weakly so that none outlives its episode.
+agent's subclass could redefine), held weakly so that none outlives its episode, and each
+counts once: the engine takes it (:func:`take_observed_outage`) when it ends an episode on
+it, so an agent that kept one cannot raise it again in a later episode or retry.
 """
 
 from __future__ import annotations
@@ -41,3 +43,12 @@ def is_observed_outage(exc: BaseException) -> bool:
     """True when ``exc`` is an error :func:`observed_outage` made (the very object)."""
     with _lock:
         return _observed.get(id(exc)) is exc
+
+
+def take_observed_outage(exc: BaseException) -> bool:
+    """Like :func:`is_observed_outage`, and forget ``exc``: it ends one episode only."""
+    with _lock:
+        if _observed.get(id(exc)) is not exc:
+            return False
+        del _observed[id(exc)]
+        return True
