@@ -27,6 +27,7 @@ async def make_agent(
     base_url: str | None = None,
     api_key: str | None = None,
     max_tool_iterations: int = 20,
+    provider: str = "openai",
 ) -> AsyncIterator[Any]:
     """Build the agent for one episode, and close its model client afterwards.
 
@@ -37,19 +38,37 @@ async def make_agent(
         base_url: An OpenAI-compatible endpoint; the provider's when None.
         api_key: The key; ``OPENAI_API_KEY`` when None.
         max_tool_iterations: Tool-call rounds before the agent must answer.
+        provider: ``anthropic`` uses ``AnthropicChatCompletionClient`` (``--model
+            anthropic:claude-...``; needs ``autogen-ext[anthropic]``); otherwise
+            ``OpenAIChatCompletionClient``.
 
     Yields:
         An ``AssistantAgent``.
     """
     from autogen_agentchat.agents import AssistantAgent
-    from autogen_ext.models.openai import OpenAIChatCompletionClient
 
     options: dict[str, Any] = {"model": model, "max_retries": 0}
     if base_url is not None:
         options["base_url"] = base_url
     if api_key is not None:
         options["api_key"] = api_key
-    client = OpenAIChatCompletionClient(**options)
+    if provider == "anthropic":
+        from autogen_ext.models.anthropic import AnthropicChatCompletionClient
+
+        # Every Claude model since Claude 3 calls tools, but AutoGen 0.7.5 matches names it
+        # does not list (claude-haiku-4-5, ...) to claude-2.0 by prefix, which has no tools.
+        options["model_info"] = {
+            "vision": True,
+            "function_calling": True,
+            "json_output": True,
+            "family": "unknown",
+            "structured_output": False,
+        }
+        client: Any = AnthropicChatCompletionClient(**options)
+    else:
+        from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+        client = OpenAIChatCompletionClient(**options)
     try:
         yield AssistantAgent(
             "assistant",

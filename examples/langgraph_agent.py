@@ -29,6 +29,7 @@ async def make_agent(
     model: str = "gpt-4o-mini",
     base_url: str | None = None,
     api_key: str | None = None,
+    provider: str = "openai",
 ) -> AsyncIterator[Any]:
     """Build the graph for one episode, and close its HTTP client afterwards.
 
@@ -38,24 +39,17 @@ async def make_agent(
         model: The chat model (``--agent-arg model=...``).
         base_url: An OpenAI-compatible endpoint; the provider's when None.
         api_key: The key; ``OPENAI_API_KEY`` when None.
+        provider: ``anthropic`` builds a ``ChatAnthropic`` (``--model anthropic:claude-...``;
+            needs ``langchain-anthropic``); otherwise a ``ChatOpenAI``.
 
     Yields:
         A compiled LangGraph graph whose state is ``{"messages": [...]}``.
     """
-    import openai
     from langchain_core.messages import SystemMessage
-    from langchain_openai import ChatOpenAI
     from langgraph.graph import START, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
 
-    http_client = openai.DefaultAsyncHttpxClient()  # this episode's connections
-    llm = ChatOpenAI(
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        max_retries=0,
-        http_async_client=http_client,
-    )
+    llm, close = _chat_model(provider, model, base_url, api_key)
     llm_with_tools = llm.bind_tools(tools)
 
     async def call_model(state: MessagesState) -> dict[str, Any]:
@@ -71,4 +65,41 @@ async def make_agent(
     try:
         yield graph.compile()
     finally:
-        await http_client.aclose()
+        await close()
+
+
+def _chat_model(
+    provider: str, model: str, base_url: str | None, api_key: str | None
+) -> tuple[Any, Any]:
+    """The provider's own LangChain chat model, and how to close its connections."""
+    if provider == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+
+        llm = ChatAnthropic(
+            model_name=model,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            max_tokens=1024,
+            timeout=None,
+            stop=None,
+        )
+
+        async def close_anthropic() -> None:
+            client = llm.__dict__.get("_async_client")  # made on first use, then kept
+            if client is not None:
+                await client.close()
+
+        return llm, close_anthropic
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    http_client = openai.DefaultAsyncHttpxClient()  # this episode's connections
+    chat = ChatOpenAI(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        max_retries=0,
+        http_async_client=http_client,
+    )
+    return chat, http_client.aclose

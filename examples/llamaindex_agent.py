@@ -26,6 +26,7 @@ async def make_agent(
     model: str = "gpt-4o-mini",
     base_url: str | None = None,
     api_key: str | None = None,
+    provider: str = "openai",
 ) -> AsyncIterator[Any]:
     """Build the agent for one episode, and close its HTTP client afterwards.
 
@@ -35,12 +36,29 @@ async def make_agent(
         model: An OpenAI chat model LlamaIndex knows (``--agent-arg model=...``).
         base_url: An OpenAI-compatible endpoint; the provider's when None.
         api_key: The key; ``OPENAI_API_KEY`` when None.
+        provider: ``anthropic`` uses LlamaIndex's ``Anthropic`` LLM (``--model
+            anthropic:claude-...``; needs ``llama-index-llms-anthropic``); otherwise ``OpenAI``.
 
     Yields:
         A ``FunctionAgent``.
     """
-    import openai
     from llama_index.core.agent.workflow import FunctionAgent
+
+    llm, close = _llm(provider, model, base_url, api_key)
+    try:
+        yield FunctionAgent(tools=tools, llm=llm, system_prompt=system_prompt)
+    finally:
+        await close()
+
+
+def _llm(provider: str, model: str, base_url: str | None, api_key: str | None) -> tuple[Any, Any]:
+    """The provider's own LlamaIndex LLM, and how to close its connections."""
+    if provider == "anthropic":
+        from llama_index.llms.anthropic import Anthropic
+
+        claude = Anthropic(model=model, base_url=base_url, api_key=api_key, max_retries=0)
+        return claude, claude._aclient.close  # its async client: no public handle to close it
+    import openai
     from llama_index.llms.openai import OpenAI
 
     http_client = openai.DefaultAsyncHttpxClient()  # this episode's connections
@@ -49,11 +67,7 @@ async def make_agent(
         api_base=base_url,
         api_key=api_key,
         max_retries=0,
-        # Report token usage in streamed replies too.
         additional_kwargs={"stream_options": {"include_usage": True}},
         async_http_client=http_client,
     )
-    try:
-        yield FunctionAgent(tools=tools, llm=llm, system_prompt=system_prompt)
-    finally:
-        await http_client.aclose()
+    return llm, http_client.aclose

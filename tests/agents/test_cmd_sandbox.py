@@ -392,3 +392,55 @@ async def test_the_official_sdk_in_bwrap_reaches_the_model_gateway_and_is_record
     usage = trajectory.usage()
     assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (30, 3, False)
     assert usage.cost_usd == pytest.approx((30 * 0.15 + 3 * 0.6) / 1e6)
+
+
+ANTHROPIC_CALLER = """
+import os, anthropic
+client = anthropic.Anthropic(max_retries=0)  # ANTHROPIC_BASE_URL and the placeholder key
+assert os.environ["ANTHROPIC_API_KEY"] == "toolproof-gateway", "the real key leaked"
+for n in range(2):
+    reply = client.messages.create(
+        model=os.environ["TOOLPROOF_MODEL"], max_tokens=100,
+        messages=[{"role": "user", "content": f"say {n}"}],
+    )
+print(reply.content[0].text)
+"""
+
+
+async def test_the_anthropic_sdk_in_bwrap_is_recorded_priced_and_cached(tmp_path: Path) -> None:
+    """The official anthropic SDK, sandboxed: every call priced; a cached rerun calls nobody."""
+    pytest.importorskip("anthropic")
+    from toolproof.testing import ModelServer, ScriptedReply
+
+    folder = tmp_path / "caller"
+    folder.mkdir()
+    (folder / "caller.py").write_text(ANTHROPIC_CALLER)
+    (folder / "caller.py").chmod(0o644)
+    folder.chmod(0o755)
+    tmp_path.chmod(0o755)
+    agent = f"cmd:{shlex.quote(sys.executable)} /opt/caller/caller.py"
+    options = {
+        "bind": f"{VENV_BINDS},{folder}:/opt/caller",
+        "provider": "anthropic",
+        "model": "claude-haiku-4-5",
+        "api_key": "sk-ant-real",
+        "cache": str(tmp_path / "cache"),
+    }
+    replies = [ScriptedReply("zero", usage=(40, 2)), ScriptedReply("one", usage=(50, 3))]
+    with ModelServer(replies) as server:
+        first = await run_task(agent, {**options, "base_url": server.anthropic_base_url})
+        assert server.calls == 2, first.trajectory.error
+    assert first.trajectory.final_answer == "one", first.trajectory.error
+    usage = first.trajectory.usage()
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (90, 5, False)
+    assert usage.cost_usd == pytest.approx((90 * 1.0 + 5 * 5.0) / 1e6)  # claude-haiku-4-5
+    listed = [c for s in first.trajectory.steps for c in s.annotations.get("model_calls", [])]
+    assert [(c["api"], c["model"], c["cached"]) for c in listed] == [
+        ("anthropic", "claude-haiku-4-5", False)
+    ] * 2
+    with ModelServer([]) as empty:  # a cached rerun: not one provider call
+        again = await run_task(agent, {**options, "base_url": empty.anthropic_base_url})
+        assert empty.calls == 0
+    assert again.trajectory.final_answer == "one", again.trajectory.error
+    assert again.trajectory.usage() == usage
+    assert again.score == first.score

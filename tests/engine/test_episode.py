@@ -12,6 +12,7 @@ import pytest
 import toolproof_test_agents as test_agents
 
 from toolproof.agents import AgentInfraError, AgentTurn, EpisodeContext, Observation, ToolSession
+from toolproof.agents._outage import observed_outage
 from toolproof.engine import EpisodeOptions, run_episode
 from toolproof.scoring import Level, Score
 from toolproof.spec import Limits, Task, TaskInstance, render
@@ -168,8 +169,8 @@ async def test_an_agent_that_returns_nonsense_is_an_agent_error() -> None:
     assert "act() returned str, not AgentTurn" in (trajectory.error or "")
 
 
-async def test_a_provider_failure_is_an_infra_error() -> None:
-    trajectory, score = await _run(test_agents.Raising(AgentInfraError("HTTP 503")))
+async def test_a_provider_failure_toolproof_observed_is_an_infra_error() -> None:
+    trajectory, score = await _run(test_agents.Raising(observed_outage("HTTP 503")))
     assert trajectory.termination is Termination.INFRA_ERROR
     assert trajectory.error == "HTTP 503"
     assert (score.passed, score.level, score.termination) == (
@@ -177,6 +178,14 @@ async def test_a_provider_failure_is_an_infra_error() -> None:
         Level.FAIL,
         Termination.INFRA_ERROR,
     )
+
+
+async def test_an_agents_own_infra_error_is_its_failure_not_an_outage() -> None:
+    trajectory, score = await _run(test_agents.Raising(AgentInfraError("HTTP 503")))
+    assert trajectory.termination is Termination.AGENT_ERROR
+    assert "HTTP 503" in (trajectory.error or "")
+    assert "no outage toolproof observed" in (trajectory.error or "")
+    assert (score.passed, score.termination) == (False, Termination.AGENT_ERROR)
 
 
 @pytest.fixture

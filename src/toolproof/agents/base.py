@@ -61,7 +61,12 @@ class Observation(BaseModel):
 
 
 class AgentInfraError(Exception):
-    """The agent's provider failed (after retries): an infra error, not the agent's fault."""
+    """The agent's provider failed (after retries): an infra error, not the agent's fault.
+
+    Only when toolproof made it (``_outage.observed_outage``: its adapters' retries, the
+    model gateway, the command sandbox saw the outage); one raised by an agent's own code
+    is that agent's ``agent_error`` (docs/metrics.md, "Infra errors need a witness").
+    """
 
 
 @runtime_checkable

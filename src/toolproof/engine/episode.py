@@ -36,6 +36,7 @@ from toolproof.agents import (
     Observation,
     agent_session,
 )
+from toolproof.agents._outage import UNOBSERVED, take_observed_outage
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
@@ -367,7 +368,10 @@ async def _loop(
         except TimeoutError:
             return Termination.TIMEOUT, None, f"agent turn {step} took longer than {budget:g}s"
         except AgentInfraError as exc:
-            return Termination.INFRA_ERROR, None, str(exc)
+            if take_observed_outage(exc):  # toolproof's own adapter saw the provider fail
+                return Termination.INFRA_ERROR, None, str(exc)
+            error = agent_raised(exc, f"act() of step {step}")
+            return Termination.AGENT_ERROR, None, f"{error} ({UNOBSERVED})"
         except AGENT_RAISES as exc:
             return Termination.AGENT_ERROR, None, agent_raised(exc, f"act() of step {step}")
         agent_s = time.perf_counter() - a0
@@ -464,7 +468,9 @@ async def _drive(
     except AgentInfraError as exc:
         if gateway.crash is not None:
             raise ToolCrash(gateway.crash) from None
-        return Termination.INFRA_ERROR, None, str(exc)
+        if take_observed_outage(exc):  # the model gateway or toolproof's adapter saw it
+            return Termination.INFRA_ERROR, None, str(exc)
+        return Termination.AGENT_ERROR, None, f"{agent_raised(exc, 'run()')} ({UNOBSERVED})"
     except AGENT_RAISES as exc:
         if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
             raise  # the run is stopping

@@ -23,7 +23,9 @@ class McpTask:
             (the SDK's, an agent framework's MCP adapter, ...).
         prompt: The task.
         system_prompt: The suite's system prompt.
-        options: The ``--agent-arg`` options of the run.
+        options: The ``--agent-arg`` options of the run, with the model settings:
+            ``base_url`` (the episode's model gateway path), ``api_key`` (a placeholder),
+            ``provider`` and ``model``; never the real key, ``cache`` or ``prices``.
     """
 
     url: str

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from ..base import AgentInfraError
+from .._outage import observed_outage
 
 T = TypeVar("T")
 
@@ -198,9 +198,9 @@ async def call_with_retries(
             if failure.kind == "agent":
                 raise AgentRequestError(f"{what} rejected the request: {failure.message}") from exc
             if failure.kind == "infra":
-                raise AgentInfraError(f"{what}: {failure.message}") from exc
+                raise observed_outage(f"{what}: {failure.message}") from exc
             if retries >= policy.max_retries:
-                raise AgentInfraError(
+                raise observed_outage(
                     f"{what}: {failure.message} (gave up after {retries} "
                     f"retr{'y' if retries == 1 else 'ies'})"
                 ) from exc

@@ -36,6 +36,7 @@ from toolproof.trajectory import ToolSchema, Usage
 
 from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession
 from ..builtin.python_agent import import_target
+from ._anthropic_compat import mend
 from ._via_gateway import HARNESS_OPTIONS, GatewayPlan, agent_options, episode_link, gateway_plan
 
 
@@ -229,6 +230,7 @@ class FrameworkAgent(ABC):
             async with entered(made) as agent:
                 if agent is None:
                     raise TypeError(f"the factory of {self.label} returned None, not an agent")
+                mend(self.kind)  # its Anthropic client, imported by now (_anthropic_compat)
                 return await self.invoke(agent, session)
 
 

@@ -40,6 +40,7 @@ from toolproof.gateway import (
 from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import Usage
 
+from .._outage import observed_outage
 from ..base import AgentInfraError, ToolSession
 from ._cache import ModelCache
 from ._cost import PriceTable, prices_option
@@ -223,10 +224,10 @@ async def episode_link(
         try:
             yield link
         except Exception:
-            if link.infra_error is not None:
-                raise AgentInfraError(link.infra_error) from None
-            raise
+            if link.infra_error is not None:  # the gateway saw it: whatever the agent raised
+                raise observed_outage(link.infra_error) from None
+            raise  # the agent's own, an AgentInfraError it made included: an agent_error
         if link.infra_error is not None:
-            raise AgentInfraError(link.infra_error)
+            raise observed_outage(link.infra_error)
     finally:
         server.close(link)

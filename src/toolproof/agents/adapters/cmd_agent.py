@@ -56,7 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from toolproof.spec import Problem, SpecError
 from toolproof.trajectory import Usage
 
-from ..base import AgentFactory, AgentInfraError, AgentSpec, EpisodeContext, ToolSession, agent
+from .._outage import observed_outage
+from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
 from ._cmd_sandbox import bridged
 from ._options import parse_options
 from ._tools_bridge import require_extra
@@ -279,7 +280,7 @@ class CmdAgent:
                 SandboxedCommand, self.command, binds, limits, options.sandbox
             )
         except SandboxError as exc:  # the host's sandbox failed: not the agent's doing
-            raise AgentInfraError(f"could not set up the command's sandbox: {exc}") from exc
+            raise observed_outage(f"could not set up the command's sandbox: {exc}") from exc
         try:
             env = {
                 **plain,
@@ -294,7 +295,7 @@ class CmdAgent:
                 try:
                     result = await box.run(bridge.spec(), env, stdin, options.cwd or "/workspace")
                 except SandboxError as exc:
-                    raise AgentInfraError(f"the command's sandbox failed: {exc}") from exc
+                    raise observed_outage(f"the command's sandbox failed: {exc}") from exc
             usage = _read_usage(box.usage_path())
         finally:
             await asyncio.to_thread(box.close)

@@ -15,9 +15,10 @@ agent gets a thread with its own loop:
   cannot rewrite the record of earlier steps;
 * anything its code raises (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``
   and a stray ``CancelledError`` included) comes back as :class:`AgentCodeError`, an
-  ordinary exception the episode scores as ``agent_error``; only
-  :class:`~toolproof.agents.AgentInfraError`, by which an agent wrapping a provider
-  reports an outage, is passed on as it is.
+  ordinary exception the episode scores as ``agent_error``; only an
+  :class:`~toolproof.agents.AgentInfraError` that toolproof itself made, because its
+  model gateway or one of its adapters saw the provider fail (``_outage``), is passed on
+  as it is. One the agent's code made is its ``agent_error`` like any other.
 
 A thread cannot be killed: an agent that never returns keeps its (daemon) thread
 until it does, but its episode ends at the time limit and nothing else waits for it.
@@ -36,6 +37,7 @@ from typing import Any, TypeVar
 
 from toolproof.trajectory import ToolResult, ToolSchema, Usage
 
+from .._outage import UNOBSERVED, is_observed_outage
 from ..base import (
     Agent,
     AgentFactory,
@@ -140,8 +142,10 @@ class _AgentLoop:
         if not ok:
             if isinstance(value, AgentFault):
                 raise AgentFault(str(value)) from None
-            if isinstance(value, AgentInfraError):  # the agent reports its provider's outage
-                raise AgentInfraError(_describe(value).partition(": ")[2]) from None
+            if is_observed_outage(value):  # toolproof's gateway or adapter saw the outage
+                raise value from None
+            if isinstance(value, AgentInfraError):  # made by the agent: no evidence of one
+                raise AgentCodeError(f"{what} raised {_describe(value)} ({UNOBSERVED})") from None
             raise AgentCodeError(f"{what} raised {_describe(value)}") from None
         return value
 
