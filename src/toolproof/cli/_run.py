@@ -460,15 +460,15 @@ def _finish(
     summary: dict[str, Any], run_dir: Path, *, mode: str, quiet: bool, max_infra: float
 ) -> None:
     """Print the summary and the gate's verdict; exit with the verdict's status."""
-    from rich.console import Console
-
-    from toolproof.report import print_summary
-
     from ._gate import judge
 
     verdict = judge(summary, run_dir, max_infra=max_infra)
     human_out = mode != "json"  # in json mode stdout carries only events
-    if not quiet:
+    if not quiet:  # the report package (jinja2 for its HTML) only when a table is printed
+        from rich.console import Console
+
+        from toolproof.report import print_summary
+
         print_summary(run_dir, Console(stderr=not human_out))
     click.echo(f"results: {run_dir}", err=not human_out)
     if verdict.reason is not None:
