@@ -208,3 +208,25 @@ def test_custom_checks_from_outside_the_suite_keep_it_unrecorded(
     write_yaml(root / "tasks" / "t0.yaml", task)
     _load(root, index, "t1")
     assert _load(root, index, "t1") == ["t1"] and len(full_loads) == 3
+
+
+def test_a_run_records_the_same_config_and_scores_whichever_way_the_suite_loaded(
+    tmp_path: Path, full_loads: list[str], invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.results import RunReader
+
+    root = _suite(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TOOLPROOF_NO_INDEX", raising=False)
+    seen = []
+    for name in ("whole", "recorded"):
+        result = invoke(
+            "run", root, "--agent", "oracle", "-t", "t[12]", "-o", tmp_path / name, "-q"
+        )
+        assert result.code == 0, result.err
+        with RunReader(tmp_path / name) as reader:
+            meta = reader.meta()
+            rows = sorted((r["task_id"], bool(r["passed"])) for r in reader.rows())
+        seen.append((meta["config"], meta["suite"], rows))
+    assert len(full_loads) == 1  # the second run loaded only t1 and t2
+    assert seen[0] == seen[1] and seen[0][2] == [("t1", True), ("t2", True)]
