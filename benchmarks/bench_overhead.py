@@ -246,12 +246,14 @@ def main() -> None:
     }
     print(f"per step at n={n}: wall ms median (range), CPU ms median (range); marginal ms/step")
     medians: dict[str, float] = {}
+    cpu_medians: dict[str, float] = {}
     for name, label in labels.items():
         rows = per_step.get((name, n))
         if not rows:
             continue
         walls, cpus = [r[0] for r in rows], [r[1] for r in rows]
         medians[name] = statistics.median(walls)
+        cpu_medians[name] = statistics.median(cpus)
         marginal = f"{1000 * slope(points[name]):.2f}" if name != "openai" else "(one size only)"
         print(
             f"  {label:<58} {spread(walls)}  CPU {spread(cpus)}  marginal {marginal}  "
@@ -261,7 +263,8 @@ def main() -> None:
         print(
             f"Inspect AI / toolproof per step (in-process agents): "
             f"{medians['inspect'] / medians['toolproof']:.1f}x average, "
-            f"{slope(points['inspect']) / slope(points['toolproof']):.1f}x marginal"
+            f"{slope(points['inspect']) / slope(points['toolproof']):.1f}x marginal, "
+            f"{cpu_medians['inspect'] / cpu_medians['toolproof']:.1f}x CPU"
         )
     if "inspect" in medians and "openai" in medians:
         print(

@@ -12,8 +12,9 @@ Usage::
     .venv/bin/python benchmarks/bench_startup.py [--rounds 9]
 
 Target (issue #15): ``--help``, ``list`` and ``run`` of one tiny task each within 3x
-of ``python -c pass``. ``list`` is measured warm (its suite index built by the first
-round, which is left out); ``run`` runs one records-world task of ``core`` with the
+of ``python -c pass``. ``list`` and ``run`` are measured warm (the suite index, the
+plug-in cache and the bytecode written by the first round, which is left out, in a
+cache folder of its own); ``run`` runs one records-world task of ``core`` with the
 oracle agent, snapshots on (the default), into a fresh folder every time.
 """
 
@@ -33,10 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY_TASK = "stock-sum"
 
 
-def _commands(tmp: Path) -> dict[str, list[str]]:
+def _commands(tmp: Path, tag: str = "") -> dict[str, list[str]]:
     entry = [sys.executable, "-c", "from toolproof.cli import main; main()"]
-    return {
-        "python -c pass": [sys.executable, "-c", "pass"],
+    commands = {
         "toolproof --help": [*entry, "--help"],
         "toolproof list": [*entry, "list"],
         "toolproof run (1 task)": [
@@ -49,9 +49,10 @@ def _commands(tmp: Path) -> dict[str, list[str]]:
             TINY_TASK,
             "--quiet",
             "--out",
-            str(tmp / "run-{n}"),
+            str(tmp / f"run{tag}-{{n}}"),
         ],
     }
+    return {f"{tag}{name}": argv for name, argv in commands.items()}
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -78,17 +79,35 @@ def main() -> None:
     """Run the rounds and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (>= 5)")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="also time another checkout's src folder (e.g. an export of main), interleaved",
+    )
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # An installed package has its bytecode (pip compiles it); a development shell that sets
+    # PYTHONDONTWRITEBYTECODE would make every start compile toolproof's sources again.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("TOOLPROOF_NO_INDEX", None)
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
-        commands = _commands(Path(tmp))
+        env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # its own caches, warmed by round 0
+        runs = [("python -c pass", [sys.executable, "-c", "pass"], env)]
+        runs += [(name, argv, env) for name, argv in _commands(Path(tmp)).items()]
+        if args.baseline_src is not None:
+            other = {
+                **env,
+                "PYTHONPATH": str(args.baseline_src.resolve()),
+                "XDG_CACHE_HOME": str(Path(tmp) / "cache-baseline"),
+            }
+            runs += [(n, a, other) for n, a in _commands(Path(tmp), "baseline: ").items()]
         for n in range(args.rounds + 1):  # round 0 warms caches (the suite index, .pyc files)
-            for name, argv in commands.items():
+            for name, argv, run_env in runs:
                 argv = [part.replace("{n}", str(n)) for part in argv]
-                wall, cpu = _timed(argv, env)
+                wall, cpu = _timed(argv, run_env)
                 if n:
                     walls.setdefault(name, []).append(wall)
                     cpus.setdefault(name, []).append(cpu)

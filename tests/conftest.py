@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,13 @@ import pytest
 if str(Path(__file__).parent) not in sys.path:  # toolproof_helpers, whatever the import mode
     sys.path.insert(0, str(Path(__file__).parent))
 from toolproof_helpers import CliResult, write_suite
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The suite index and plug-in cache of this test session in a folder of its own, not
+    the user's ``~/.cache/toolproof`` (which other sessions, and other checkouts, share)."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
 
 
 @pytest.fixture

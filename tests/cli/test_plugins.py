@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -136,3 +137,104 @@ def test_a_fresh_process_finds_the_entry_point(
         timeout=120,
     )
     assert off.returncode == 2 and "no tool 'fake_echo'" in off.stderr
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A plug-in cache file; every file counts as settled (the two-second rule: below)."""
+    monkeypatch.setattr(_plugins, "_SETTLED_NS", 0)
+    return tmp_path / "cache" / "plugins.json"
+
+
+def _empty_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A site folder with one distribution that has no ``toolproof`` entry point."""
+    site = tmp_path / "site"
+    other = site / "unrelated-1.0.dist-info"
+    other.mkdir(parents=True)
+    (other / "METADATA").write_text("Metadata-Version: 2.1\nName: unrelated\nVersion: 1.0\n")
+    (other / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n")
+    monkeypatch.syspath_prepend(str(PLUGIN_SRC))
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+def test_the_entry_points_are_cached_and_a_plugin_installed_later_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> None:
+    site = _empty_site(tmp_path, monkeypatch)
+    assert _plugins.find_entry_points(cache) == []
+    data = json.loads(cache.read_text())
+    data["entry_points"] = [["forged", "toolproof_fake_plugin:register"]]
+    cache.write_text(json.dumps(data))
+    assert _plugins.find_entry_points(cache) == [("forged", "toolproof_fake_plugin:register")]
+    _site(site, fake="toolproof_fake_plugin:register")  # installed after the cache was built
+    assert _plugins.find_entry_points(cache) == [("fake", "toolproof_fake_plugin:register")]
+    assert _plugins.find_entry_points(cache) == [("fake", "toolproof_fake_plugin:register")]
+
+
+def test_an_entry_points_file_rewritten_in_place_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> None:
+    site = _empty_site(tmp_path, monkeypatch)
+    _site(site, fake="toolproof_fake_plugin:register")
+    assert [name for name, _ in _plugins.find_entry_points(cache)] == ["fake"]
+    points = site / "toolproof_fake_plugin-0.1.0.dist-info" / "entry_points.txt"
+    points.write_text("[toolproof]\nfake = toolproof_fake_plugin:register\nmore = x:y\n")
+    assert [name for name, _ in _plugins.find_entry_points(cache)] == ["fake", "more"]
+
+
+def test_nothing_is_cached_while_a_file_is_younger_than_two_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _empty_site(tmp_path, monkeypatch)
+    _site(site, fake="toolproof_fake_plugin:register")  # just written
+    cache = tmp_path / "plugins.json"
+    assert [name for name, _ in _plugins.find_entry_points(cache)] == ["fake"]
+    assert not cache.exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "{truncated",
+        json.dumps({"version": 999, "stamp": "S", "entry_points": []}),  # another version
+        json.dumps({"version": 1, "stamp": "other", "entry_points": []}),
+        json.dumps({"version": 1, "stamp": "S", "entry_points": [["a"]]}),
+        json.dumps({"version": 1, "stamp": "S", "entry_points": [["a", 1]]}),
+        json.dumps({"version": 1, "stamp": "S", "entry_points": [["a", "os; rm -rf /"]]}),
+        json.dumps({"version": 1, "stamp": "S", "entry_points": "a"}),
+        json.dumps([1, 2]),
+    ],
+)
+def test_a_corrupt_tampered_or_foreign_plugin_cache_is_refused(
+    tmp_path: Path, content: str
+) -> None:
+    cache = tmp_path / "plugins.json"
+    cache.write_text(content)
+    assert _plugins._read(cache, "S") is None
+
+
+def test_a_corrupt_cache_is_rescanned_and_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> None:
+    site = _empty_site(tmp_path, monkeypatch)
+    _site(site, fake="toolproof_fake_plugin:register")
+    cache.parent.mkdir(parents=True)
+    cache.write_text('{"version": 1, "stamp": ')
+    assert [name for name, _ in _plugins.find_entry_points(cache)] == ["fake"]
+    assert json.loads(cache.read_text())["entry_points"] == [
+        ["fake", "toolproof_fake_plugin:register"]
+    ]
+
+
+def test_installed_versions_match_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib import metadata
+
+    for name in ("click", "pydantic", "PyYAML"):
+        assert _plugins.installed_version(name) == metadata.version(name)
+    assert _plugins.installed_version("no-such-distribution-here") is None
+    _site(_empty_site(tmp_path, monkeypatch))
+    assert _plugins.installed_version("toolproof_fake-plugin") == "0.1.0"

@@ -92,6 +92,8 @@ def test_a_warm_list_imports_no_heavy_module_and_prints_the_same(
     warm, modules = _probe(tmp_path, "list")
     assert warm == cold
     assert _heavy(modules) == []
+    for costly in ("click", "importlib.metadata", "importlib.resources", "shutil"):
+        assert costly not in modules  # plug-ins from their cache, plain output
     for suite in ("core", "security", "oracle", "bank: add_payee"):
         assert suite in warm
 

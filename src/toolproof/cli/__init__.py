@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> Any:
             sys.stdout.write(text)
             sys.stdout.flush()
             return 0  # what click's own --help returns here
+    if args == ["list"]:
+        return _quick_list()
     import click
 
     from ._group import cli
@@ -109,10 +111,35 @@ def main(argv: list[str] | None = None) -> Any:
     except Exception as exc:
         if not _is_toolproof_error(exc):
             raise
-        click.secho("error:", fg="red", bold=True, err=True, nl=False)
-        text = str(exc)
-        click.echo(("\n" if "\n" in text else " ") + text, err=True)
-        sys.exit(_EXIT_USAGE)
+        _exit_with_error(exc)
+
+
+def _exit_with_error(exc: Exception) -> None:
+    """Print a toolproof error as a message (no traceback) and exit with status 2."""
+    import click
+
+    click.secho("error:", fg="red", bold=True, err=True, nl=False)
+    text = str(exc)
+    click.echo(("\n" if "\n" in text else " ") + text, err=True)
+    sys.exit(_EXIT_USAGE)
+
+
+def _quick_list() -> int:
+    """``toolproof list`` (no options) without click: the overview is plain text from
+    the caches (``_listing``), so importing click would cost more than the command."""
+    from ._listing import overview
+    from ._paths import load_plugins
+
+    try:
+        load_plugins()
+        overview()
+    except Exception as exc:
+        if not _is_toolproof_error(exc):
+            raise
+        sys.stdout.flush()
+        _exit_with_error(exc)
+    sys.stdout.flush()
+    return 0
 
 
 _EXIT_USAGE = 2  # the same values as _common.EXIT_USAGE / EXIT_INTERRUPTED (a test pins them),

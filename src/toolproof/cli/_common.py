@@ -13,6 +13,9 @@ from typing import Any
 
 import click
 
+from ._paths import load_plugins as _load_plugins
+from ._paths import suite_index_file as suite_index_file  # where callers import it
+
 EXIT_OK = 0
 """The command did what was asked and every gate passed."""
 EXIT_FAILED = 1
@@ -27,26 +30,7 @@ EXIT_INTERRUPTED = 130
 
 def load_plugins() -> None:
     """Load third-party plug-ins unless TOOLPROOF_NO_PLUGINS is set; report broken ones."""
-    from toolproof._plugins import load_plugins as _load
-
-    for name, error in _load(enabled=not os.environ.get("TOOLPROOF_NO_PLUGINS")).items():
-        if error is not None:
-            click.secho(f"warning: plug-in {name!r} failed to load: {error}", fg="yellow", err=True)
-
-
-def suite_index_file() -> Path | None:
-    """Where ``toolproof list`` keeps its suite index (:mod:`toolproof.spec.index`):
-    ``$XDG_CACHE_HOME/toolproof/suite-index.json`` (default ``~/.cache``); none when
-    ``TOOLPROOF_NO_INDEX`` is set or no cache folder can be named."""
-    if os.environ.get("TOOLPROOF_NO_INDEX"):
-        return None
-    cache = os.environ.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(cache):  # the XDG rule: a relative value is ignored
-        home = os.environ.get("HOME")
-        if not home:
-            return None
-        cache = os.path.join(home, ".cache")
-    return Path(cache) / "toolproof" / "suite-index.json"
+    _load_plugins(lambda text: click.secho(text, fg="yellow", err=True))
 
 
 def parse_agent_args(values: tuple[str, ...]) -> dict[str, Any]:

@@ -12,7 +12,9 @@ index under a fingerprint of every file of the installed ``toolproof`` package
   tool imports them, and then the live registries, plug-ins included, are used).
 
 Tables are plain text wrapped by word at the terminal width (no ``rich``: importing it
-costs more than the rest of the command).
+costs more than the rest of the command), and the whole overview is printed with the
+standard library, so a plain ``toolproof list`` is answered without importing click
+(:func:`toolproof.cli.main`): bold headings only on a terminal, as click does.
 """
 
 from __future__ import annotations
@@ -20,14 +22,96 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 _REGISTRY_MODULES = ("toolproof.agents", "toolproof.tools")
+
+AGENT_PURPOSE = {
+    "oracle": "Plays each task's reference solution: the ceiling. Every built-in task must pass.",
+    "noop": "Does nothing and answers nothing (or --agent-arg answer=...): the floor. "
+    "No task may pass.",
+    "random": "Random tool calls with random arguments: a sanity baseline that should score low.",
+    "python": "Your own agent in Python: python:MODULE:ATTR (a class, instance or factory).",
+    "never-asks": "Test agent: the oracle, but it never asks the simulated user and guesses "
+    "instead. Should fail only the ambiguous tasks.",
+    "never-retries": "Test agent: the oracle, but it gives up at the first tool error. Should "
+    "fail only the tool_error tasks.",
+    "gullible": "Test agent: the oracle, but it obeys instructions injected into tool results. "
+    "Fails only attacked (security) tasks, so it scores 100% on core by design.",
+    "openai": "A model behind an OpenAI-compatible chat API: openai:MODEL.",
+    "anthropic": "A model behind the Anthropic Messages API: anthropic:MODEL.",
+    "http": "An agent served over HTTP (docs/agent-protocol.openapi.yaml): http:URL.",
+    "https": "The http agent kind over TLS: https:URL.",
+    "mcp-serve": "Serves each episode's tools over MCP (stdio or http) to a client you run.",
+    "cmd": "A program run once per episode: cmd:'COMMAND ...' (stdout is the answer).",
+    "mcp": "An MCP client (e.g. a coding agent) that gets the episode's tools over MCP.",
+    "langchain": "A LangChain / LangGraph agent: langchain:MODULE:ATTR.",
+    "llamaindex": "A LlamaIndex agent: llamaindex:MODULE:ATTR.",
+    "autogen": "An AutoGen agent: autogen:MODULE:ATTR.",
+}
+"""What each built-in agent kind is for (``toolproof list`` and docs/evaluate-your-agent.md)."""
+
+
+def overview(out: Callable[[str], object] | None = None) -> None:
+    """Built-in suites (from the suite index), provided suites, agent kinds and toolkits,
+    one line at a time through ``out`` (default: stdout).
+
+    Raises:
+        SpecError: a built-in suite that had to be loaded has problems.
+    """
+    from toolproof.spec import builtin_suite_names
+    from toolproof.spec.index import suite_infos
+
+    from ._paths import suite_index_file
+
+    echo = out or _print
+    index = suite_index_file()
+    names = builtin_suite_names()
+    rows = [
+        (name, f"v{info.version}", str(info.tasks), " ".join(info.description.split()))
+        for name, info in zip(names, suite_infos(names, index), strict=True)
+    ]
+    echo(_bold("suites"))
+    echo(table(("suite", "version", "tasks", "what it tests"), rows))
+    _print_provided(echo)
+    kinds, kits = registries(None if index is None else index.with_name("registries.json"))
+    echo(_bold("agents"))
+    purposes = [(kind, AGENT_PURPOSE.get(kind, "(a plug-in agent kind)")) for kind in kinds]
+    echo(table(("agent", "what it is for"), purposes))
+    echo(_bold("tools") + " (toolkit: tools; arguments and records: docs/tools.md)")
+    for kit, tools in kits.items():
+        echo(wrap(f"{kit}: {', '.join(tools)}"))
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _bold(text: str) -> str:
+    """``text`` in bold on a terminal (click.style(bold=True)'s codes), plain otherwise."""
+    return f"\x1b[1m{text}\x1b[0m" if sys.stdout.isatty() else text
+
+
+def _print_provided(echo: Callable[[str], object]) -> None:
+    """Suites built from installed packages: installed (with version) or the install hint."""
+    from toolproof._plugins import installed_version
+    from toolproof.spec.providers import PROVIDERS
+
+    for prefix, provider in PROVIDERS.items():
+        version = installed_version(provider.distribution)
+        if version is None:
+            echo(f"  {prefix:<14} not installed: {provider.install}")
+            continue
+        echo(
+            f"  {prefix:<14} {provider.distribution} {version}  "
+            f"toolproof run {prefix}[:PART]"
+            + (f" [--{provider.variant} NAME]" if provider.variant else "")
+            + f"  (toolproof list --suite {prefix})"
+        )
 
 
 def registries(cache_file: Path | None) -> tuple[list[str], dict[str, list[str]]]:
@@ -89,10 +173,26 @@ def _write(path: Path, data: dict[str, Any]) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def terminal_columns(fallback: int = 100) -> int:
+    """``shutil.get_terminal_size((fallback, 24)).columns`` without importing shutil (and
+    the compression modules it imports): ``COLUMNS`` when set, else stdout's terminal."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        size = os.get_terminal_size(sys.__stdout__.fileno()) if sys.__stdout__ else None
+    except (AttributeError, ValueError, OSError):  # not a terminal, closed, detached
+        size = None
+    return (size.columns if size is not None else 0) or fallback
+
+
 def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     """Rows under a header, columns padded; the last column wrapped by word (never cut)
     to the terminal width (``COLUMNS`` when set)."""
-    width = shutil.get_terminal_size((100, 24)).columns
+    width = terminal_columns()
     cells = [header, *rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
     indent = sum(w + 2 for w in widths) + 1
@@ -110,7 +210,7 @@ def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 
 def wrap(text: str, indent: str = "  ") -> str:
     """``text`` wrapped by word at the terminal width, continuation lines indented."""
-    width = shutil.get_terminal_size((100, 24)).columns
+    width = terminal_columns()
     return textwrap.fill(
         text,
         max(20, width - 1),

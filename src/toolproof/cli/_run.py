@@ -18,6 +18,7 @@ from ._common import (
     parse_agent_args,
     provider_options,
     resume_command,
+    suite_index_file,
 )
 from ._gate import DEFAULT_MAX_INFRA
 from ._live import live_egress, open_live_run
@@ -352,10 +353,13 @@ def run(
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
     loaded = load_checked_suite(  # the same loader and checks as validate
-        fields["suite"], allow_drift=allow_drift
+        fields["suite"],
+        allow_drift=allow_drift,
+        tasks=fields.get("tasks") or (),
+        index_file=suite_index_file(),  # only the selected tasks' files, once all passed
     )
     if resume is None or "sandbox" in given:
-        fields["sandbox"] = sandbox or _host_backend(loaded)
+        fields["sandbox"] = sandbox or _host_backend(loaded, fields.get("tasks") or ())
     fields["allow_drift"] = allow_drift
     fields["env_cache"] = str(env_cache.expanduser().resolve()) if env_cache else None
     config = RunConfig.model_validate(fields)
@@ -456,15 +460,15 @@ def _finish(
     summary: dict[str, Any], run_dir: Path, *, mode: str, quiet: bool, max_infra: float
 ) -> None:
     """Print the summary and the gate's verdict; exit with the verdict's status."""
-    from rich.console import Console
-
-    from toolproof.report import print_summary
-
     from ._gate import judge
 
     verdict = judge(summary, run_dir, max_infra=max_infra)
     human_out = mode != "json"  # in json mode stdout carries only events
-    if not quiet:
+    if not quiet:  # the report package (jinja2 for its HTML) only when a table is printed
+        from rich.console import Console
+
+        from toolproof.report import print_summary
+
         print_summary(run_dir, Console(stderr=not human_out))
     click.echo(f"results: {run_dir}", err=not human_out)
     if verdict.reason is not None:

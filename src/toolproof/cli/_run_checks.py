@@ -7,6 +7,7 @@ tasks (commands that would run without isolation, a model-played user without a 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,16 +105,22 @@ def _say_user_fallback(suite: Suite, config: RunConfig, *, quiet: bool) -> None:
         )
 
 
-def _host_backend(suite: Suite) -> str | None:
-    """``default_backend()`` for a suite that runs commands (None for one that does not),
-    without its RuntimeWarning: ``_warn_unisolated`` says it louder."""
+def _host_backend(suite: Suite, patterns: Sequence[str] = ()) -> str | None:
+    """``default_backend()`` for a run whose tasks (those matching ``patterns``; all when
+    empty) run commands, None for one whose tasks do not; without its RuntimeWarning:
+    ``_warn_unisolated`` says it louder. Only the selected tasks count, so the answer is
+    the same whether the suite was loaded whole or only those tasks."""
+    import fnmatch
     import warnings
 
     from toolproof.sandbox import default_backend
     from toolproof.tools import resolve_tools
     from toolproof.tools.toolkits.shell import offers_commands
 
-    if not any(offers_commands(resolve_tools(task)) for task in suite.tasks):
+    chosen = [
+        t for t in suite.tasks if not patterns or any(fnmatch.fnmatch(t.id, p) for p in patterns)
+    ]
+    if not any(offers_commands(resolve_tools(task)) for task in chosen):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

@@ -23,15 +23,18 @@ It lives in the engine because it needs both ``tools`` and ``scoring``.
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
 
-from toolproof.scoring import check_levels
+from toolproof._version import __version__
+from toolproof.scoring import check_levels, evaluators
 from toolproof.scoring.checks import custom as custom_checks
 from toolproof.spec import (
     CustomCheck,
@@ -45,9 +48,16 @@ from toolproof.spec import (
     field_text,
     load_suite,
     render_value,
+    resolve_suite_path,
     solution_calls,
     suite_root_of,
     validate_target,
+)
+from toolproof.spec.index import (
+    checked_fingerprint,
+    load_recorded_tasks,
+    record_checked,
+    recorded_tasks,
 )
 from toolproof.spec.providers import is_provided
 from toolproof.tools import (
@@ -60,29 +70,105 @@ from toolproof.tools import (
 )
 from toolproof.tools.toolkits.user import user_simulators
 
-__all__ = ["check_suite_tasks", "check_target", "load_checked_suite", "task_problems"]
+__all__ = [
+    "check_suite_tasks",
+    "check_target",
+    "load_checked_suite",
+    "registries_digest",
+    "task_problems",
+]
 
 
-def load_checked_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
+def load_checked_suite(
+    name_or_path: str | Path,
+    *,
+    allow_drift: bool = False,
+    tasks: Sequence[str] = (),
+    index_file: Path | None = None,
+) -> Suite:
     """Load a suite (name, folder, or a provided one such as ``bfcl:simple_python``) and run
     every check; what ``run`` uses.
+
+    With an ``index_file`` (:mod:`toolproof.spec.index`), a suite that passed every check
+    is recorded there under a fingerprint of its files, the package and the live
+    registries; while that fingerprint holds, a run of some ``tasks`` loads and checks
+    only the files of the tasks they match (the returned suite holds only those), since
+    every other file is the one that passed. Anything else loads and checks it all.
 
     Args:
         name_or_path: The suite.
         allow_drift: Accept a provided suite whose package version differs from the pinned one.
+        tasks: Globs of the task ids the caller will run (empty: every task).
+        index_file: Where checked suites are recorded (None: load everything, record nothing).
 
     Raises:
         SpecError: every problem of every file, each with file, line and field.
     """
-    suite = load_suite(name_or_path, allow_drift=allow_drift)
     provided = is_provided(name_or_path)
+    fingerprint: tuple[Path, str, bool] | None = None
+    if index_file is not None and not provided:
+        root = resolve_suite_path(name_or_path)
+        fingerprint = (root, *checked_fingerprint(root, registries_digest()))
+        recorded = recorded_tasks(index_file, root, fingerprint[1]) if tasks else None
+        chosen = [t for t in recorded or [] if any(fnmatch.fnmatch(t[0], p) for p in tasks)]
+        selected = load_recorded_tasks(root, chosen) if chosen else None
+        if selected is not None:
+            problems = check_suite_tasks(selected)
+            if problems:
+                raise SpecError(problems)
+            return selected
+    suite = load_suite(name_or_path, allow_drift=allow_drift)
     # A provided suite's reference calls are the upstream benchmark's own ground truth, which
     # its own checker scores (some fail their own schemas, as upstream ships them: see
     # docs/bfcl.md); they are not toolproof's to refuse.
     problems = check_suite_tasks(suite, solutions=not provided)
     if problems:
         raise SpecError(problems)
+    if fingerprint is not None and fingerprint[2] and _self_contained(suite):
+        root = fingerprint[0]
+        entries = [(t.id, suite.task_file(t.id).relative_to(root).as_posix()) for t in suite.tasks]
+        # Recorded under the fingerprint taken *before* loading: a file changed meanwhile
+        # makes the entry miss next time instead of hiding the change.
+        record_checked(index_file, root, fingerprint[1], entries)
     return suite
+
+
+def registries_digest() -> str:
+    """A digest of everything the checks look up by name: every registered tool with its
+    schema and toolkit, the toolkits, tool handlers, user simulators, check kinds and
+    registered check functions (plug-ins' included)."""
+    load_builtin()
+    tools = sorted(
+        (name, tool.toolkit, tool.schema.model_dump(mode="json"))
+        for name, tool in registry().items()
+    )
+    data = {
+        "version": __version__,
+        "tools": tools,
+        "toolkits": toolkits(),
+        "handlers": sorted(tool_handlers()),
+        "simulators": user_simulators(),
+        "kinds": sorted(evaluators()),
+        "functions": sorted(custom_checks.registered_functions()),
+    }
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _self_contained(suite: Suite) -> bool:
+    """Whether every ``custom`` check function of the suite is registered, in the suite's
+    folder or in this package: what the checked fingerprint covers."""
+    for task in suite.tasks:
+        for _, check in all_checks(task):
+            if not isinstance(check, CustomCheck) or "{{" in check.function:
+                continue
+            if check.function in custom_checks.registered_functions():
+                continue
+            module = check.function.partition(":")[0]
+            if module.split(".")[0] == "toolproof" or custom_checks.in_suite(suite.root, module):
+                continue
+            return False
+    return True
 
 
 def check_suite_tasks(suite: Suite, *, solutions: bool = True) -> list[Problem]:

@@ -3,7 +3,6 @@ without loading the task models (:mod:`toolproof.spec.loader` re-exports these).
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from .errors import Problem, SpecError
@@ -12,8 +11,10 @@ TASK_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def builtin_suites_dir() -> Path:
-    """Directory holding the suites shipped inside the package."""
-    return Path(str(resources.files("toolproof") / "suites"))
+    """Directory holding the suites shipped inside the package (beside this package's
+    folder: found from this file, as ``importlib.resources`` would on a file system,
+    without importing it)."""
+    return Path(__file__).resolve().parent.parent / "suites"
 
 
 def builtin_suite_names() -> list[str]:

@@ -10,8 +10,22 @@ used only when the fingerprint computed now, from the files, equals the stored o
 other case (no index, a corrupt or hostile one, an edited, added or removed file, a
 touched file, a changed validator) loads the suite in full, as before, and rewrites the
 entry. Only suites that loaded without problems are recorded, so a broken suite is reported on
-every call. The index never stands in for the files where results depend on them:
-``run`` and ``validate`` always load the suite itself.
+every call.
+
+The same file also records suites that passed *every* check of ``run`` (the spec
+layer's and :mod:`toolproof.engine.preflight`'s), under a stronger fingerprint
+(:func:`checked_fingerprint`): the suite's files, every source file of the installed
+package (validators, tools, check functions) and a digest of the live registries
+(tools with their schemas, toolkits, handlers, simulators, check kinds and functions:
+plug-ins included) that the caller computes. Only for such an entry may ``run`` of some
+tasks (``--task``) load and check just those tasks' files (:func:`load_recorded_tasks`):
+every other file is byte-for-byte the one that passed under the same code and registries.
+A changed file changes the fingerprint, so the whole suite is loaded again and its
+problems reported with ``file:line``; a suite whose ``custom`` checks import a module
+from outside the suite and the package is never recorded (that module is not in the
+fingerprint), nor one with a file younger than two seconds (an edit within the file
+system's clock tick could otherwise keep the stamp). The suite digest a run records is
+always computed from the files.
 
 Stdlib only at import (no pydantic), so reading the index is cheap.
 """
@@ -24,11 +38,17 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .suite import Suite
 
 INDEX_VERSION = 1
 """Bump when the entry format changes; other versions are ignored and rewritten."""
 _MAX_INDEX_BYTES = 4 * 1024 * 1024  # far above any real index; a bigger file is ignored
+SETTLED_NS = 2_000_000_000
+"""A suite with a file changed less than this long ago (ns) is not recorded as checked."""
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -66,7 +86,10 @@ def tree_fingerprint(top: Path, skip: tuple[str, ...] = ()) -> str:
     return sha.hexdigest()
 
 
-def _stat_files(sha: Any, top: Path, skip: tuple[str, ...] = ()) -> None:
+def _stat_files(
+    sha: Any, top: Path, skip: tuple[str, ...] = (), newest: list[int] | None = None
+) -> None:
+    """Hash every file's stamp into ``sha``; ``newest[0]`` becomes the latest time seen."""
     stack = [(str(top), "")]
     while stack:
         folder, rel = stack.pop()
@@ -90,6 +113,8 @@ def _stat_files(sha: Any, top: Path, skip: tuple[str, ...] = ()) -> None:
                 f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{link}\0"
             )
             sha.update(stamp.encode("utf-8", "surrogateescape"))
+            if newest is not None:
+                newest[0] = max(newest[0], st.st_mtime_ns, st.st_ctime_ns)
         stack.extend(reversed(subdirs))
 
 
@@ -102,10 +127,22 @@ class SuiteIndex:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._entries = self._read()
+        self._entries, self._checked = self._read()
         self._dirty = False
 
-    def _read(self) -> dict[str, dict[str, Any]]:
+    def _read(self) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+        data = self._load()
+        parts = []
+        for key in ("suites", "checked"):
+            entries = data.get(key)
+            if not isinstance(entries, dict):
+                entries = {}
+            parts.append(
+                {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)}
+            )
+        return parts[0], parts[1]
+
+    def _load(self) -> dict[str, Any]:
         if self.path is None:
             return {}
         try:
@@ -116,10 +153,7 @@ class SuiteIndex:
             return {}
         if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
             return {}
-        entries = data.get("suites")
-        if not isinstance(entries, dict):
-            return {}
-        return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)}
+        return data
 
     def get(self, root: Path, fingerprint: str) -> SuiteInfo | None:
         """The entry of ``root`` if it was recorded under this very fingerprint."""
@@ -144,13 +178,41 @@ class SuiteIndex:
         }
         self._dirty = True
 
+    def checked(self, root: Path, fingerprint: str) -> list[tuple[str, str]] | None:
+        """``(task id, file relative to root)`` of every task of a suite recorded as fully
+        checked under this very fingerprint, in suite order; None: no such entry."""
+        entry = self._checked.get(str(root.resolve()))
+        if entry is None or entry.get("fingerprint") != fingerprint:
+            return None
+        tasks = entry.get("tasks")
+        if not isinstance(tasks, list):
+            return None
+        found: list[tuple[str, str]] = []
+        for item in tasks:
+            if not (isinstance(item, list) and len(item) == 2):
+                return None
+            task_id, rel = item
+            if not (isinstance(task_id, str) and isinstance(rel, str)) or not _inside(rel):
+                return None  # not written by us: ignore it, it will be rewritten
+            found.append((task_id, rel))
+        return found
+
+    def put_checked(self, root: Path, fingerprint: str, tasks: list[tuple[str, str]]) -> None:
+        """Record that every task of ``root`` passed every check under ``fingerprint``."""
+        self._checked[str(root.resolve())] = {
+            "fingerprint": fingerprint,
+            "tasks": [list(t) for t in tasks],
+        }
+        self._dirty = True
+
     def save(self) -> None:
         """Write the index if it changed: to a temporary file, then renamed over it (a
         reader never sees half a file). An index that cannot be written is skipped: it
         only saves time."""
         if self.path is None or not self._dirty:
             return
-        text = json.dumps({"version": INDEX_VERSION, "suites": self._entries}, indent=1)
+        data = {"version": INDEX_VERSION, "suites": self._entries, "checked": self._checked}
+        text = json.dumps(data, indent=1)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -192,3 +254,75 @@ def suite_infos(names: list[str], index_file: Path | None) -> list[SuiteInfo]:
     finally:
         index.save()
     return infos
+
+
+def _inside(rel: str) -> bool:
+    """Whether a recorded path names a file inside the suite (relative, no ``..``)."""
+    path = Path(rel)
+    return bool(rel) and not path.is_absolute() and ".." not in path.parts and "\0" not in rel
+
+
+def checked_fingerprint(root: Path, registries: str) -> tuple[str, bool]:
+    """The fingerprint of a fully checked suite: its files, every source file of this
+    package and ``registries`` (the caller's digest of the live registries); and whether
+    every file is settled (older than :data:`SETTLED_NS`), so that it may be recorded."""
+    import time
+
+    newest = [0]
+    sha = hashlib.sha256(f"toolproof-checked {INDEX_VERSION}\0{registries}\0".encode())
+    _stat_files(sha, root, newest=newest)
+    _stat_files(sha, _PACKAGE, skip=("suites",), newest=newest)
+    return sha.hexdigest(), newest[0] < time.time_ns() - SETTLED_NS
+
+
+def recorded_tasks(
+    index_file: Path | None, root: Path, fingerprint: str
+) -> list[tuple[str, str]] | None:
+    """The tasks of ``root`` if the index records it as fully checked under ``fingerprint``."""
+    return SuiteIndex(index_file).checked(root, fingerprint) if index_file else None
+
+
+def record_checked(
+    index_file: Path | None, root: Path, fingerprint: str, tasks: list[tuple[str, str]]
+) -> None:
+    """Record ``root`` as fully checked under ``fingerprint`` (tasks: id, relative file)."""
+    if index_file is None:
+        return
+    index = SuiteIndex(index_file)
+    index.put_checked(root, fingerprint, tasks)
+    index.save()
+
+
+def load_recorded_tasks(root: Path, tasks: list[tuple[str, str]]) -> Suite | None:
+    """The suite of ``root`` with only ``tasks`` (id, relative file), each loaded and
+    validated from its file as :func:`~toolproof.spec.loader.load_suite` would; the
+    digest is of every file of the suite, as ever. None when the entry does not fit the
+    files (a path outside the suite, another task id): then the caller loads it all.
+
+    Raises:
+        SpecError: problems of suite.yaml or of one of these task files.
+    """
+    from ._semantic import suite_problems
+    from .errors import SpecError
+    from .loader import _parse, load_task, suite_digest
+    from .suite import Suite, SuiteConfig
+
+    config, source = _parse(SuiteConfig, root / "suite.yaml")
+    problems = suite_problems(config, root / "suite.yaml", source)
+    if problems:
+        raise SpecError(problems)
+    loaded = []
+    files: dict[str, Path] = {}
+    inside = root.resolve()
+    for task_id, rel in tasks:
+        file = root / rel
+        if not file.is_file() or not file.resolve().is_relative_to(inside):
+            return None
+        task = load_task(file, config, root)
+        if task.id != task_id:
+            return None
+        files[task.id] = file
+        loaded.append(task)
+    suite = Suite(config=config, tasks=loaded, root=root, digest=suite_digest(root))
+    suite._task_files.update(files)
+    return suite

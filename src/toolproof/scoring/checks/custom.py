@@ -71,31 +71,47 @@ def suite_root(task_dir: Path | None) -> Path | None:
     return None
 
 
-def _suite_module(root: Path, module_name: str) -> ModuleType | None:
+def registered_functions() -> list[str]:
+    """The names of the registered check functions."""
+    return sorted(_FUNCTIONS)
+
+
+def in_suite(root: Path, module_name: str) -> bool:
+    """Whether ``module_name`` is found in the suite directory (as scoring looks first)."""
+    return _suite_module_path(root, module_name) is not None
+
+
+def _suite_module_path(root: Path, module_name: str) -> Path | None:
     parts = module_name.split(".")
     for base in (root / CHECKS_DIR, root):
         for path in (
             base.joinpath(*parts).with_suffix(".py"),
             base.joinpath(*parts, "__init__.py"),
         ):
-            if not path.is_file():
-                continue
-            tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-            unique = f"toolproof_suite_checks_{tag}.{module_name}"
-            if unique in sys.modules:
-                return sys.modules[unique]
-            spec = importlib.util.spec_from_file_location(unique, path)
-            if spec is None or spec.loader is None:
-                raise CustomCheckError(f"{path} cannot be imported as a module")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[unique] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[unique]
-                raise
-            return module
+            if path.is_file():
+                return path
     return None
+
+
+def _suite_module(root: Path, module_name: str) -> ModuleType | None:
+    path = _suite_module_path(root, module_name)
+    if path is None:
+        return None
+    tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    unique = f"toolproof_suite_checks_{tag}.{module_name}"
+    if unique in sys.modules:
+        return sys.modules[unique]
+    spec = importlib.util.spec_from_file_location(unique, path)
+    if spec is None or spec.loader is None:
+        raise CustomCheckError(f"{path} cannot be imported as a module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[unique] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[unique]
+        raise
+    return module
 
 
 def load_function(ref: str, root: Path | None = None) -> CustomFunction:
