@@ -20,6 +20,8 @@ in the layer map and imports only ``trajectory``: prices, the cache and the retr
 policy are hooks (:class:`Route`) that the agent adapters fill in.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._link import PLACEHOLDER_KEY, EpisodeLink, ModelCall, Sink, episode_urls
 from ._model import ModelRef, ModelSpecError, parse_model
 from ._route import (
@@ -36,8 +38,23 @@ from ._route import (
     UpstreamStatus,
     send_once,
 )
-from ._server import ModelGateway, shared, stop_shared
 from ._usage import Counted, json_usage, stream_usage
+
+if TYPE_CHECKING:
+    from ._server import ModelGateway, shared, stop_shared
+
+#: Imported on first use: the server (starlette, uvicorn) is not needed by a run that
+#: calls no model, and importing it is a tenth of ``toolproof run``'s start-up.
+_LAZY = frozenset({"ModelGateway", "shared", "stop_shared"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import _server
+
+        return getattr(_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_BASE_URLS",
