@@ -1024,6 +1024,8 @@ def sql_dunning(n: int, k: int, *, fault: bool) -> dict[str, Any]:
         "records": {
             "today": "2026-03-02",
             "mailbox": {"address": "billing@acme.test", "name": "Billing"},
+            # an empty inbox, so that reading it (list_emails, search_emails) changes nothing
+            "emails": {},
             "sent": {},
             "sql": {
                 "schema": "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT, "
