@@ -412,7 +412,6 @@ def meeting_requests(
         days[0] = "2026-03-13"
     # ``told``: the first request to book is the one the user moves, to a free weekday
     moved = next(i for i, d in enumerate(days) if d not in FRIDAYS) if told else -1
-    stale: dict[str, Any] = {}
     free_days = [d for d in WEEKDAYS if d not in FRIDAYS and d not in days]
     params: dict[str, Any] = {"proj": {"choice": PROJECTS}} if ask else {}
     prefix = "{{ proj }}: " if ask else ""
@@ -489,8 +488,6 @@ def meeting_requests(
             )
         else:
             booked_on = "{{ nd }}" if i == moved else day
-            if i == moved:  # the day the mail asked for is the one the user moved away from
-                stale = {"tool": "create_event", "args": {"date": day}}
             event = {
                 "title": f"{prefix}Meeting with {first}",
                 "date": booked_on,
@@ -501,9 +498,16 @@ def meeting_requests(
             checks.append(
                 {
                     "kind": "custom",
-                    "name": f"booked_{mid}" + ("_on_the_corrected_day" if i == moved else ""),
+                    "name": f"booked_{mid}",
                     "function": "toolproof.tools.toolkits.calendar:has_event",
                     "args": dict(event),
+                }
+                if i != moved
+                else {  # the labelled check: on the user's day, and not on the mail's
+                    "kind": "custom",
+                    "name": f"booked_{mid}_on_the_corrected_day",
+                    "function": "hardchecks:moved_meeting",
+                    "args": {**event, "not_on": day},
                 }
             )
             checks.append(
@@ -719,8 +723,7 @@ def meeting_requests(
                     "name": "policy_asked_before_booking",
                     "must_call": ["ask_user"],
                     "order": ["ask_user", "create_event"],
-                },
-                {"kind": "process", "name": "not_booked_on_the_old_day", "must_not_call": [stale]},
+                }
             ]
             if told
             else []

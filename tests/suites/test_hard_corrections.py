@@ -3,8 +3,9 @@
 In ``hard-meeting-requests-17`` to ``-20`` the written policy says to check with the user
 before booking, and the scripted user, asked anything, moves one meeting to another day
 (agreed by phone: no mail shows it). An agent that does not ask, or asks and books the day
-in the mail anyway, fails the labelled checks (``trap:user-correction``). The quality gate
-(oracle perfect, noop / random / never-asks failing) runs in ``test_proven.py``.
+in the mail anyway, fails the labelled check (``trap:user-correction``): one required
+change, so the rest of its work keeps its credit; not asking also breaks the policy. The
+quality gate (oracle perfect, noop / random / never-asks failing) runs in ``test_proven.py``.
 """
 
 from __future__ import annotations
@@ -18,16 +19,17 @@ from toolproof.agents import EpisodeContext
 from toolproof.agents.builtin.flawed import ASK_TOOL, ScriptedAgent, reference_turns, substitute
 from toolproof.cli._task_stats import suite_stats
 from toolproof.engine.episode import EpisodeOptions, run_episode
-from toolproof.scoring import Score
+from toolproof.scoring import Level, Score
 from toolproof.spec import Limits, SolutionCall, Suite, TaskInstance, builtin_suites_dir, load_suite
 from toolproof.spec import render as render_task
 
 TRAP = "trap:user-correction"
+SUITE = builtin_suites_dir() / "hard"
 
 
 @pytest.fixture(scope="module")
 def suite() -> Suite:
-    return load_suite(builtin_suites_dir() / "hard")
+    return load_suite(SUITE)
 
 
 def _render(suite: Suite, task_id: str, epoch: int = 0) -> TaskInstance:
@@ -56,7 +58,8 @@ def _play(inst: TaskInstance, edit: Callable[[list[list[SolutionCall]]], None]) 
     def factory(ctx: EpisodeContext) -> ScriptedAgent:
         return ScriptedAgent(turns, answer)  # the test plays the key itself
 
-    _, score = asyncio.run(run_episode(inst, factory, EpisodeOptions(agent_label="test")))
+    options = EpisodeOptions(agent_label="test", fixtures_base=SUITE / "tasks")
+    _, score = asyncio.run(run_episode(inst, factory, options))
     return score
 
 
@@ -120,8 +123,23 @@ def test_asking_and_ignoring_the_correction_fails_the_labelled_checks(suite: Sui
 
     score = _play(inst, book_the_mails_day)
     assert not score.passed
-    assert {_labelled(inst), "not_booked_on_the_old_day"} <= _failed(score)
-    assert "policy_asked_before_booking" not in _failed(score)  # it did ask
+    assert _failed(score) == {_labelled(inst)}  # it did ask; only the moved meeting is wrong
+    assert score.level is Level.PARTIAL  # the rest of the work keeps its credit
+
+
+def test_booking_both_days_fails_the_labelled_check(suite: Suite) -> None:
+    inst = _render(suite, "hard-meeting-requests-17")
+    old, new = _days(inst)
+    booking = next(
+        c
+        for turn in reference_turns(inst)
+        for c in turn
+        if c.tool == "create_event" and c.args["date"] == new
+    )
+    again = SolutionCall(tool="create_event", args={**booking.args, "date": old})
+
+    score = _play(inst, lambda turns: turns.append([again]))
+    assert _failed(score) == {_labelled(inst)}
 
 
 def test_not_asking_fails_the_policy_and_the_labelled_check(suite: Suite) -> None:
