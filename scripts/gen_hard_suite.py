@@ -1,6 +1,6 @@
 """Write the task files of the built-in ``hard`` suite (``src/toolproof/suites/hard/tasks``).
 
-The tasks are data; this script only spares writing 64 long files by hand. Each family
+The tasks are data; this script only spares writing 68 long files by hand. Each family
 is a function that returns one task (a dict) for a variant: its size (how many items the
 agent must handle, which sets the reference calls), its category, and the traps it
 turns on. Every fact the checks compare is drawn from ``params`` per seed; which items
@@ -1144,7 +1144,8 @@ def sql_dunning(n: int, k: int, *, fault: bool) -> dict[str, Any]:
 
 
 def variants() -> list[dict[str, Any]]:
-    """Every task of the suite: 16 per family, sizes from ~15 to over 40 reference calls."""
+    """Every task of the suite: 16 per family, sizes from ~15 to over 40 reference calls, and
+    4 more meeting tasks in which the user, asked before booking, moves a meeting."""
     tasks = []
     for n, k in enumerate([11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 24, 36, 37, 38, 40], 1):
         tasks.append(
