@@ -1,6 +1,6 @@
 """Write the task files of the built-in ``hard`` suite (``src/toolproof/suites/hard/tasks``).
 
-The tasks are data; this script only spares writing 64 long files by hand. Each family
+The tasks are data; this script only spares writing 68 long files by hand. Each family
 is a function that returns one task (a dict) for a variant: its size (how many items the
 agent must handle, which sets the reference calls), its category, and the traps it
 turns on. Every fact the checks compare is drawn from ``params`` per seed; which items
@@ -398,14 +398,21 @@ def pay_invoices(
 # --- mail + calendar + files: meeting requests under a booking policy ---------------------
 
 
-def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool) -> dict[str, Any]:
+def meeting_requests(
+    n: int, k: int, *, correction: bool, fault: bool, ask: bool, told: bool = False
+) -> dict[str, Any]:
     """Book or decline ``k`` meeting requests by a written policy, reply, archive each
-    (``ask``: the titles need a project code only the user knows)."""
+    (``ask``: the titles need a project code only the user knows; ``told``: the policy says
+    to check with the user before booking, and the user, when asked, moves one meeting to
+    another day, a change no mail shows)."""
     rng = random.Random(f"meetings-{n}")
     people = rng.sample(PEOPLE, k)
     days = rng.sample(WEEKDAYS, k)
     if not any(d in FRIDAYS for d in days):
         days[0] = "2026-03-13"
+    # ``told``: the first request to book is the one the user moves, to a free weekday
+    moved = next(i for i, d in enumerate(days) if d not in FRIDAYS) if told else -1
+    free_days = [d for d in WEEKDAYS if d not in FRIDAYS and d not in days]
     params: dict[str, Any] = {"proj": {"choice": PROJECTS}} if ask else {}
     prefix = "{{ proj }}: " if ask else ""
     emails: dict[str, Any] = {}
@@ -417,6 +424,10 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
     if ask:
         question = "Which project code should the meeting titles start with?"
         calls.insert(1, {"tool": "ask_user", "args": {"question": question}})
+    if told:
+        question = "Before I book anything: has any of these meeting requests changed?"
+        calls.insert(1, {"tool": "ask_user", "args": {"question": question}})
+        params["nd"] = {"choice": free_days}
     allow = ["events.E*", "sent.*"]
     forbid = []
     fix = 1 if correction else -1
@@ -476,9 +487,10 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
                 }
             )
         else:
+            booked_on = "{{ nd }}" if i == moved else day
             event = {
                 "title": f"{prefix}Meeting with {first}",
-                "date": day,
+                "date": booked_on,
                 "start": f"{{{{ s{i} }}}}",
                 "end": f"{{{{ e{i} }}}}",
                 "attendees": [addr],
@@ -489,6 +501,13 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
                     "name": f"booked_{mid}",
                     "function": "toolproof.tools.toolkits.calendar:has_event",
                     "args": dict(event),
+                }
+                if i != moved
+                else {  # the labelled check: on the user's day, and not on the mail's
+                    "kind": "custom",
+                    "name": f"booked_{mid}_on_the_corrected_day",
+                    "function": "hardchecks:moved_meeting",
+                    "args": {**event, "not_on": day},
                 }
             )
             checks.append(
@@ -505,7 +524,7 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
                     "tool": "reply_email",
                     "args": {
                         "email_id": mid,
-                        "body": f"Booked: {day} at {{{{ s{i} }}}} for 30 minutes.",
+                        "body": f"Booked: {booked_on} at {{{{ s{i} }}}} for 30 minutes.",
                     },
                 }
             )
@@ -549,6 +568,8 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
         calls.insert(calls.index(victim) + 1, dict(victim))
         victim[BREAK] = True
     traps = ["policy-shortcut", "long-inbox", *(["missing-fact"] if ask else [])]
+    if told:
+        traps.append("user-correction")
     if correction:
         traps.append("late-correction")
     if fault:
@@ -568,12 +589,18 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
         )
         + '  reply to the request with the word "Booked" and the time.\n'
         "- Archive each request (and any follow-up on it) once handled. Leave other mail alone.\n"
+        + (
+            "- Check with me (ask_user) before you book anything: I sometimes agree a change\n"
+            "  by phone that no mail shows, and then my word counts.\n"
+            if told
+            else ""
+        )
     )
     task = _head(
         f"hard-meeting-requests-{n:02d}",
         "Work through the meeting requests in my inbox following /workspace/meeting-policy.md: "
         "book or decline each one, reply to it, and archive it. Tell me what you did.",
-        "tool_error" if fault else ("ambiguous" if ask else "normal"),
+        "tool_error" if fault else ("ambiguous" if ask or told else "normal"),
         "email",
         traps,
     )
@@ -592,6 +619,52 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
         "cancel_event",
         "find_free_slots",
     ]
+    if told:
+        mover = people[moved].split()[0]
+        change = (
+            f"Yes, one change: {mover} and I agreed on the phone to move our meeting to "
+            "{{ nd }}, same time. Book it on that day, not the day in the mail, and say the "
+            "new day in your reply."
+        )
+        task["tools"].insert(0, "ask_user")
+        task["user"] = {
+            "goal": f"Every request handled by the policy, with {mover}'s meeting on the day "
+            "agreed by phone.",
+            "facts": {
+                "moved_to": {
+                    "value": "{{ nd }}",
+                    "about": f"the day {mover}'s meeting moved to (agreed by phone)",
+                    "alternatives": [days[moved], *free_days],
+                }
+            },
+            "topics": [
+                {
+                    "name": "change",
+                    "keywords": [
+                        "chang*",
+                        "check*",
+                        "confirm*",
+                        "correct*",
+                        "update*",
+                        "mov*",
+                        "book*",
+                        "meeting*",
+                        "request*",
+                        "anything",
+                        "date*",
+                        "day*",
+                        "time*",
+                        "plan*",
+                        mover.lower(),
+                    ],
+                    "reply": change,
+                    "reveals": ["moved_to"],
+                }
+            ],
+            # the user says the change whenever asked, however the question is put
+            "satisfied_reply": change,
+            "default_reply": change,
+        }
     if ask:
         task["tools"].insert(0, "ask_user")
         task["user"] = {
@@ -643,6 +716,18 @@ def meeting_requests(n: int, k: int, *, correction: bool, fault: bool, ask: bool
             "allow_changes": allow,
         },
         {"kind": "process", "name": "policy_no_friday_meetings", "must_not_call": forbid},
+        *(
+            [
+                {
+                    "kind": "process",
+                    "name": "policy_asked_before_booking",
+                    "must_call": ["ask_user"],
+                    "order": ["ask_user", "create_event"],
+                }
+            ]
+            if told
+            else []
+        ),
     ]
     task["solution"] = {
         "calls": turns(calls),
@@ -1024,6 +1109,8 @@ def sql_dunning(n: int, k: int, *, fault: bool) -> dict[str, Any]:
         "records": {
             "today": "2026-03-02",
             "mailbox": {"address": "billing@acme.test", "name": "Billing"},
+            # an empty inbox, so that reading it (list_emails, search_emails) changes nothing
+            "emails": {},
             "sent": {},
             "sql": {
                 "schema": "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT, "
@@ -1057,7 +1144,8 @@ def sql_dunning(n: int, k: int, *, fault: bool) -> dict[str, Any]:
 
 
 def variants() -> list[dict[str, Any]]:
-    """Every task of the suite: 16 per family, sizes from ~15 to over 40 reference calls."""
+    """Every task of the suite: 16 per family, sizes from ~15 to over 40 reference calls, and
+    4 more meeting tasks in which the user, asked before booking, moves a meeting."""
     tasks = []
     for n, k in enumerate([11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 24, 36, 37, 38, 40], 1):
         tasks.append(
@@ -1069,6 +1157,8 @@ def variants() -> list[dict[str, Any]]:
         tasks.append(
             meeting_requests(n, k, correction=n % 2 == 0, fault=n % 4 == 3, ask=n % 4 == 1)
         )
+    for n, k in enumerate([5, 7, 9, 12], 17):  # the user corrects the request when asked
+        tasks.append(meeting_requests(n, k, correction=False, fault=False, ask=False, told=True))
     for n, k in enumerate([6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 12, 17, 18, 19, 20], 1):
         tasks.append(ticket_triage(n, k, fault=n % 4 == 2, bulk=n % 3 == 1))
     for n, k in enumerate([8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 14, 24, 25, 26, 27], 1):

@@ -86,12 +86,12 @@ def test_fixed_facts_are_found(invoke: Invoke, tmp_path: Path) -> None:
 def test_a_wrong_solution_and_a_guessable_answer_are_found(invoke: Invoke, tmp_path: Path) -> None:
     wrong = _suite(tmp_path, solution={"calls": [], "answer": "I do not know."})
     assert "not perfect" in _finding(invoke("check-task", wrong), "oracle")
-    # an answer the random agent says by chance ("done" is one of its answers)
+    # an answer the random agent says by chance, on every seed (any word at all)
     guessable = _suite(
         tmp_path,
         params={"s": {"int": [1, 9]}},
-        description="Look up A's stock ({{ s }} is not it), then say the word for finished.",
-        success=[{"kind": "output", "equals": "done"}],
+        description="Look up A's stock ({{ s }} is not it), then say a word.",
+        success=[{"kind": "output", "regex": "\\w"}],
         solution={"calls": [{"tool": "get_stock", "args": {"product_id": "A"}}], "answer": "done"},
     )
     result = invoke("check-task", guessable)

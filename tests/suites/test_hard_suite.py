@@ -5,6 +5,7 @@ quality gate in ``test_proven.py``, which also shows that never-retries' scores 
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -12,9 +13,20 @@ from types import ModuleType
 import pytest
 import yaml
 
+from toolproof.agents import EpisodeContext
+from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns
 from toolproof.cli._task_stats import suite_stats
+from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.scoring.roles import Role, static_role
-from toolproof.spec import ProcessCheck, Suite, builtin_suites_dir, load_suite
+from toolproof.spec import (
+    Limits,
+    ProcessCheck,
+    SolutionCall,
+    Suite,
+    builtin_suites_dir,
+    load_suite,
+    render,
+)
 
 GENERATOR = Path(__file__).resolve().parents[2] / "scripts" / "gen_hard_suite.py"
 
@@ -73,3 +85,37 @@ def test_the_files_are_what_the_generator_writes(suite: Suite) -> None:
     for task in own:
         on_disk = yaml.safe_load(suite.task_file(task.id).read_text(encoding="utf-8"))
         assert on_disk == generated[task.id], f"{task.id}: run scripts/gen_hard_suite.py"
+
+
+_MAIL_READS = {"list_emails", "search_emails", "read_email"}
+
+
+def test_reading_the_mailbox_is_never_collateral_damage(suite: Suite) -> None:
+    """A task that offers a mail read tool starts with an ``emails`` collection: reading an
+    absent one creates it, which the collateral-damage guard would score as damage."""
+    for task in suite.tasks:
+        tools = {t if isinstance(t, str) else t.name for t in task.tools}
+        if tools & _MAIL_READS:
+            assert "emails" in task.world.records, task.id
+    inst = render(
+        suite.task("hard-sql-dunning-01"),
+        suite=suite.name,
+        suite_seed=suite.config.seed,
+        epoch=0,
+        limits=Limits(),
+        system_prompt="",
+    )
+    turns = [
+        *reference_turns(inst),
+        [
+            SolutionCall(tool="list_emails", args={"folder": "inbox"}),
+            SolutionCall(tool="search_emails", args={"query": "reminder"}),
+        ],
+    ]
+
+    def factory(ctx: EpisodeContext) -> ScriptedAgent:
+        return ScriptedAgent(turns, str(inst.task.solution.answer))
+
+    options = EpisodeOptions(agent_label="test", fixtures_base=suite.root / "tasks")
+    _, score = asyncio.run(run_episode(inst, factory, options))
+    assert score.passed, [(c.name, c.detail) for c in score.checks if not c.passed]

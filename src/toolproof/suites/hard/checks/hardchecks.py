@@ -48,3 +48,28 @@ def sent_amount(ctx: Any, to: str, amount: float, exactly: int = 1) -> tuple[boo
             hits.append(row)
     ok = len(hits) == exactly
     return ok, f"{len(hits)} message(s) to {to} stating {amount}, expected {exactly}"
+
+
+def moved_meeting(
+    ctx: Any,
+    title: str,
+    date: str,
+    start: str,
+    end: str,
+    attendees: list[str],
+    not_on: str,
+) -> tuple[bool, str]:
+    """One active event ``title`` on ``date`` (the day the user moved it to) at ``start`` to
+    ``end`` inviting ``attendees``, and none left on ``not_on`` (the day the mail asked for).
+
+    One required change, not a veto: booking the mail's day loses this credit only.
+    """
+    from toolproof.tools.toolkits.calendar import has_event
+
+    booked, detail = has_event(ctx, title, date, start, end, attendees)
+    if not booked:
+        return False, detail
+    stale, _ = has_event(ctx, title, not_on, count=0)
+    if not stale:
+        return False, f"a {title!r} event is still on {not_on}, the day the user moved it from"
+    return True, detail
