@@ -140,8 +140,23 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_STATIC = object()
-"""Marks a compiled subtree without placeholders: its value is a marshal dump, loaded afresh."""
+class _Static:
+    """A compiled subtree without placeholders: a marshal dump, loaded afresh each time.
+
+    A class, not a sentinel object, so that a plan still reads right after a task is
+    pickled to a worker process or a Ray node.
+    """
+
+    __slots__ = ("dump",)
+
+    def __init__(self, dump: bytes) -> None:
+        self.dump = dump
+
+    def __getstate__(self) -> bytes:
+        return self.dump
+
+    def __setstate__(self, dump: bytes) -> None:
+        self.dump = dump
 
 
 def _no_placeholder(value: Any) -> bool:
@@ -162,7 +177,7 @@ def _compile(value: Any) -> Any:
     """
     if isinstance(value, dict | list) and _no_placeholder(value):
         try:
-            return (_STATIC, marshal.dumps(value))
+            return _Static(marshal.dumps(value))
         except ValueError:  # not plain data: rendered the long way
             pass
     if isinstance(value, dict):
@@ -171,8 +186,8 @@ def _compile(value: Any) -> Any:
 
 
 def _run(plan: Any, params: dict[str, Any], budget: _Budget) -> Any:
-    if isinstance(plan, tuple) and len(plan) == 2 and plan[0] is _STATIC:
-        return marshal.loads(plan[1])
+    if isinstance(plan, _Static):
+        return marshal.loads(plan.dump)
     if isinstance(plan, dict):
         return {render_value(k, params, budget): _run(v, params, budget) for k, v in plan.items()}
     return render_value(plan, params, budget)
