@@ -35,6 +35,18 @@ async def test_users_share_one_client_and_the_last_closes_it() -> None:
     await shared.release(c)
 
 
+async def test_one_client_serves_at_most_per_client_users_at_once() -> None:
+    shared: SharedClient[_Fake] = SharedClient(_Fake, per_client=2)
+    held = [shared.acquire() for _ in range(5)]
+    assert shared.made == 3 and held[0] is held[1] and held[2] is held[3] is not held[0]
+    await shared.release(held[0])
+    again = shared.acquire()  # the room left in the first client is used again
+    assert again is held[0] and shared.made == 3
+    for client in [again, *held[1:]]:
+        await shared.release(client)
+    assert all(client.closed for client in held)
+
+
 def test_a_new_event_loop_gets_its_own_client() -> None:
     shared: SharedClient[_Fake] = SharedClient(_Fake)
     first = asyncio.run(_hold(shared))

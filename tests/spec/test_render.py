@@ -121,3 +121,37 @@ def test_render_names_the_task_when_a_template_fails() -> None:
     task = Task.model_validate(make_task(description="{{ 1 / 0 }}"))
     with pytest.raises(SpecError, match="task stock"):
         _render(task)
+
+
+def test_a_compiled_template_renders_the_same_and_survives_pickling() -> None:
+    """The plan kept on a loaded task (issue #15) gives what the plain walk gives."""
+    import pickle
+
+    from toolproof.spec import load_suite
+    from toolproof.spec.render import render_template
+
+    suite = load_suite("core")
+    for task in suite.tasks:
+        for epoch in (0, 1):
+            plain = render(
+                task,
+                suite="core",
+                suite_seed=7,
+                epoch=epoch,
+                limits=suite.config.limits,
+                system_prompt="s",
+            )
+            again = render(
+                pickle.loads(pickle.dumps(task)),
+                suite="core",
+                suite_seed=7,
+                epoch=epoch,
+                limits=suite.config.limits,
+                system_prompt="s",
+            )
+            assert again == plain, task.id
+            walked = render_template(task.template, plain.params)
+            compiled = render_template(task.template, plain.params, task=task)
+            assert compiled == walked, task.id
+            compiled["description"] = "edited"  # a fresh copy: the next one is untouched
+            assert render_template(task.template, plain.params, task=task) == walked

@@ -20,6 +20,7 @@ instance (:func:`make_agent`). A ``python:`` or framework factory is never given
 
 from __future__ import annotations
 
+import marshal
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -157,6 +158,26 @@ class EpisodeContext:
         ]
 
 
+def copy_schema(schema: ToolSchema) -> ToolSchema:
+    """An independent copy of ``schema`` (its ``parameters`` dict is the copy's own).
+
+    ``ToolSchema`` is frozen, but its ``parameters`` is a plain dict an agent could edit.
+    A marshal round trip copies that plain JSON data in C, about ten times faster than
+    ``model_copy(deep=True)``; what marshal cannot hold is deep-copied as before.
+    """
+    try:
+        parameters = marshal.loads(marshal.dumps(schema.parameters))
+    except ValueError:  # not plain data
+        return schema.model_copy(deep=True)
+    return ToolSchema.model_construct(
+        _fields_set=set(schema.model_fields_set),
+        name=schema.name,
+        description=schema.description,
+        parameters=parameters,
+        kind=schema.kind,
+    )
+
+
 def episode_context(instance: TaskInstance, tools: list[ToolSchema]) -> EpisodeContext:
     """The agent's view of an episode: copies of the visible parts of ``instance``, no more."""
     return EpisodeContext(
@@ -165,8 +186,8 @@ def episode_context(instance: TaskInstance, tools: list[ToolSchema]) -> EpisodeC
         epoch=instance.epoch,
         system_prompt=instance.system_prompt,
         prompt=instance.task.description,
-        tools=[t.model_copy(deep=True) for t in tools],
-        limits=instance.limits.model_copy(deep=True),
+        tools=[copy_schema(t) for t in tools],
+        limits=instance.limits.model_copy(),  # flat: numbers only
     )
 
 
@@ -237,7 +258,7 @@ class _AgentSession:
     def __init__(self, session: ToolSession) -> None:
         self._system_prompt = session.system_prompt
         self._prompt = session.prompt
-        self._tools = [t.model_copy(deep=True) for t in session.tools]
+        self._tools = [copy_schema(t) for t in session.tools]
         self._ref: Callable[[], ToolSession | None] = weakref.ref(session)
 
     @property

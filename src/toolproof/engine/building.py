@@ -4,11 +4,11 @@ An agent factory can run the user's code (a ``python:`` factory, a class whose
 ``__init__`` loads a model): if it blocked on the harness's event loop, every
 other episode would stall. So a factory marked as such
 (:func:`~toolproof.agents.builtin._own_thread.builds_user_code`) is called on a
-thread of its own (a daemon: a factory that never returns keeps only that
-thread), and the episode waits for it at most its step time limit. Other
-factories (the built-ins, the framework adapters, whose user code runs later on
-the agent's own thread) are called in place: under load, a thread hop costs a
-few milliseconds (``benchmarks/bench_overhead.py``) and they do not block.
+thread of its own (a spare daemon thread, reused from episode to episode: a factory
+that never returns keeps only that thread), and the episode waits for it at most its
+step time limit. Other factories (the built-ins, the framework adapters, whose user
+code runs later on the agent's own thread) are called in place: under load, a thread
+hop costs a few milliseconds (``benchmarks/bench_overhead.py``) and they do not block.
 
 When a run stops (Ctrl-C, :meth:`~toolproof.engine.Runner.request_stop`), an
 episode may have a sandboxed command running on a tool thread; the thread cannot
@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from typing import Any
 
 from toolproof.agents import AgentFactory, EpisodeContext, episode_context, make_agent
 from toolproof.agents.builtin._own_thread import runs_user_code
+from toolproof.agents.builtin._spare_threads import run_on_spare
 from toolproof.sandbox import Sandbox
 from toolproof.spec import TaskInstance
 from toolproof.tools.toolkits.shell import EpisodeShell
@@ -74,7 +74,7 @@ async def build_off_loop(factory: AgentFactory, ctx: EpisodeContext, timeout_s: 
             loop.call_soon_threadsafe(_settle, future, value, error)
 
     label = f"toolproof-build {ctx.task_id}#{ctx.epoch}"
-    threading.Thread(target=work, name=label, daemon=True).start()
+    run_on_spare(work, label)  # a reused daemon thread: no thread start per episode
     try:
         async with asyncio.timeout(timeout_s):
             return await future

@@ -22,6 +22,7 @@ from toolproof.spec import (
     Problem,
     SpecError,
     Suite,
+    Task,
     TaskInstance,
     effective_sandbox,
     load_suite,
@@ -85,12 +86,17 @@ class Worker:
             allow_drift=config.allow_drift,
             side=SideModels.from_config(config.user_model, config.judge_model, config.side_models),
         )
+        self._tasks: dict[str, Task] | None = None
+        self._isolated: dict[tuple[str, ...], bool] = {}
 
     def instance(self, job: EpisodeJob) -> TaskInstance:
         """Render the job's task instance."""
         suite = self.suite
+        if self._tasks is None:  # the suite's tasks by id: no linear search per episode
+            self._tasks = {task.id: task for task in suite.tasks}
+        task = self._tasks.get(job.task_id)
         return render(
-            suite.task(job.task_id),
+            task if task is not None else suite.task(job.task_id),  # the KeyError's message
             suite=suite.name,
             suite_seed=self.config.effective_seed(suite),
             epoch=job.epoch,
@@ -128,6 +134,16 @@ class Worker:
 
     def isolated(self, instance: TaskInstance) -> bool:
         """False when the episode's commands ran on the host without isolation (process)."""
+        entries = instance.task.tools
+        named = tuple(e for e in entries if isinstance(e, str))
+        if len(named) == len(entries) and instance.task.sandbox is None:
+            known = self._isolated.get(named)  # the same tool names, the same answer
+            if known is None:
+                known = self._isolated[named] = self._isolation_of(instance)
+            return known
+        return self._isolation_of(instance)
+
+    def _isolation_of(self, instance: TaskInstance) -> bool:
         try:
             if not offers_commands(resolve_tools(instance.task)):
                 return True

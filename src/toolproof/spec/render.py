@@ -7,6 +7,7 @@ suite and seed always render the same instance, on any machine.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import random
 import re
 from typing import Any
@@ -107,6 +108,8 @@ def render_value(value: Any, params: dict[str, Any], budget: _Budget | None = No
     """
     budget = budget if budget is not None else _Budget()
     if isinstance(value, str):
+        if "{{" not in value:  # most strings: no regex, and a str is immutable
+            return value
         whole = _WHOLE.match(value)
         if whole and "{{" not in whole.group(1):
             result = arith.evaluate(whole.group(1), params)
@@ -137,10 +140,87 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def render_template(template: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """Substitute the parameters into a task document (its ``params`` stay as written)."""
-    body = {k: v for k, v in template.items() if k != "params"}
-    rendered: dict[str, Any] = render_value(body, params, _Budget())
+class _Static:
+    """A compiled subtree without placeholders: a marshal dump, loaded afresh each time.
+
+    A class, not a sentinel object, so that a plan still reads right after a task is
+    pickled to a worker process or a Ray node.
+    """
+
+    __slots__ = ("dump",)
+
+    def __init__(self, dump: bytes) -> None:
+        self.dump = dump
+
+    def __getstate__(self) -> bytes:
+        return self.dump
+
+    def __setstate__(self, dump: bytes) -> None:
+        self.dump = dump
+
+
+def _no_placeholder(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" not in value
+    if isinstance(value, dict):
+        return all(_no_placeholder(k) and _no_placeholder(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_no_placeholder(v) for v in value)
+    return True
+
+
+def _compile(value: Any) -> Any:
+    """A plan for :func:`_run`: subtrees without placeholders become marshal dumps.
+
+    Loading a dump (in C) makes a fresh copy of plain data far faster than walking it;
+    a subtree marshal cannot hold (a YAML date) is walked by :func:`render_value` as before.
+    """
+    if isinstance(value, dict | list) and _no_placeholder(value):
+        try:
+            return _Static(marshal.dumps(value))
+        except ValueError:  # not plain data: rendered the long way
+            pass
+    if isinstance(value, dict):
+        return {k: _compile(v) for k, v in value.items()}
+    return value
+
+
+def _run(plan: Any, params: dict[str, Any], budget: _Budget) -> Any:
+    if isinstance(plan, _Static):
+        return marshal.loads(plan.dump)
+    if isinstance(plan, dict):
+        return {render_value(k, params, budget): _run(v, params, budget) for k, v in plan.items()}
+    return render_value(plan, params, budget)
+
+
+def _plan(task: Task) -> Any:
+    """The compiled body of a loaded task's template, made once and kept on the task.
+
+    Kept on the task, not in a module-level cache: module state is reachable from an
+    in-process agent's code, and a template holds the solution.
+    """
+    plan = task._render_plan
+    if plan is None:
+        assert task._template is not None
+        plan = _compile({k: v for k, v in task._template.items() if k != "params"})
+        task._render_plan = plan
+    return plan
+
+
+def render_template(
+    template: dict[str, Any], params: dict[str, Any], *, task: Task | None = None
+) -> dict[str, Any]:
+    """Substitute the parameters into a task document (its ``params`` stay as written).
+
+    Given the loaded ``task`` whose template this is, the template is compiled once
+    (:func:`_plan`): what holds no placeholder is copied from a marshal dump, the rest
+    rendered by :func:`render_value`; the result is the same.
+    """
+    if task is not None:
+        rendered: dict[str, Any] = _run(_plan(task), params, _Budget())
+    else:
+        body = {k: v for k, v in template.items() if k != "params"}
+        rendered = render_value(body, params, _Budget())
     solution = rendered.get("solution")
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         solution["calls"] = _keep_calls(solution["calls"], params)
@@ -167,7 +247,9 @@ def render(
     seed = instance_seed(suite_seed, task.id, epoch)
     try:
         params = draw_params(task.params, random.Random(seed))
-        new_task = Task.model_validate(render_template(task.template, params))
+        # a loaded task keeps its template: compiled once, reused every epoch
+        loaded = task if task._template is not None else None
+        new_task = Task.model_validate(render_template(task.template, params, task=loaded))
     except arith.ExpressionError as exc:
         raise SpecError([Problem(None, None, f"task {task.id}", str(exc))]) from exc
     except ValidationError as exc:

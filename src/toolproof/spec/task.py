@@ -372,6 +372,7 @@ class Task(BaseModel):
     levels: Levels = Field(default_factory=Levels, description="Graded level rules.")
     solution: Solution = Field(description="The reference solution.")
     _template: dict[str, Any] | None = PrivateAttr(None)
+    _render_plan: Any = PrivateAttr(None)  # the template compiled once (render._plan)
 
     @field_validator("user_turns")
     @classmethod

@@ -1,11 +1,16 @@
-"""One SDK client, and so one httpx connection pool, for the episodes of a run.
+"""SDK clients, and so httpx connection pools, shared by the episodes of a run.
 
 Making an ``AsyncOpenAI`` / ``AsyncAnthropic`` client per episode cost a new
 connection (TCP, TLS) and the SDK's set-up for every episode. A factory holds one
-:class:`SharedClient`; each episode's agent :meth:`~SharedClient.acquire`\\ s it when
-it first calls the model (inside the event loop: a client and its connections belong
-to one loop, and a new loop gets a new client) and releases it when it is closed; the
-last release closes the client, so no connection outlives the episodes that use it.
+:class:`SharedClient`; each episode's agent :meth:`~SharedClient.acquire`\\ s a client
+when it first calls the model (inside the event loop: a client and its connections
+belong to one loop, and a new loop gets new clients) and releases it when it is closed;
+a client's last release closes it, so no connection outlives the episodes that use it.
+
+One client serves at most :data:`PER_CLIENT` episodes at once. httpcore's connection
+pool looks over all its connections and waiting requests on every request, so one pool
+for 500 episodes in flight spent 80% of the run's CPU there (``benchmarks/README.md``
+section 2); pools of 64 keep that scan short and still share connections.
 """
 
 from __future__ import annotations
@@ -16,36 +21,46 @@ from typing import Any, Generic, TypeVar
 
 C = TypeVar("C")
 
+PER_CLIENT = 64
+"""Episodes one client (one connection pool) serves at once."""
+
 
 class SharedClient(Generic[C]):
-    """A client made on first use in a loop, counted, closed by its last user."""
+    """Clients made on first use in a loop, each counted and closed by its last user."""
 
-    def __init__(self, make: Callable[[], C]) -> None:
+    def __init__(self, make: Callable[[], C], per_client: int = PER_CLIENT) -> None:
         self._make = make
-        self._client: C | None = None
+        self._per_client = per_client
+        self._clients: list[list[Any]] = []  # [client, users], of the current loop
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._users = 0
         self.made = 0
-        """Clients made so far (one per run when episodes overlap)."""
+        """Clients made so far (one per run when at most ``per_client`` episodes overlap)."""
 
     def acquire(self) -> C:
-        """The loop's client (made now when there is none); call :meth:`release` after."""
+        """A client of this loop with room (made now when none has); :meth:`release` after."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client, self._loop, self._users = self._make(), loop, 0
-            self.made += 1
-        self._users += 1
-        return self._client
+        if self._loop is not loop:  # an earlier loop's clients close at their release
+            self._clients, self._loop = [], loop
+        for entry in self._clients:
+            if entry[1] < self._per_client:
+                entry[1] += 1
+                client: C = entry[0]
+                return client
+        client = self._make()
+        self.made += 1
+        self._clients.append([client, 1])
+        return client
 
     async def release(self, client: C) -> None:
-        """One user is done with ``client``; the last one closes it."""
-        if client is not self._client:  # a client of an earlier loop
-            await _close(client)
-            return
-        self._users -= 1
-        if self._users <= 0:
-            self._client, self._loop, self._users = None, None, 0
-            await _close(client)
+        """One user is done with ``client``; its last one closes it."""
+        for index, entry in enumerate(self._clients):
+            if entry[0] is client:
+                entry[1] -= 1
+                if entry[1] <= 0:
+                    del self._clients[index]
+                    await _close(client)
+                return
+        await _close(client)  # a client of an earlier loop
 
 
 async def _close(client: Any) -> None:

@@ -30,7 +30,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
-import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -49,6 +48,7 @@ from ..base import (
     ToolSession,
 )
 from ..limits import AgentFault, checked_turn, plain_arguments
+from ._spare_threads import run_on_spare
 
 T = TypeVar("T")
 
@@ -65,12 +65,16 @@ def _describe(exc: BaseException) -> str:
 
 
 class _AgentLoop:
-    """One thread running one event loop, started at first use."""
+    """One thread running one event loop, started at first use.
+
+    The thread is a spare one (``_spare_threads``): when the loop has stopped and closed,
+    it goes back to wait for another episode's agent instead of ending.
+    """
 
     def __init__(self, name: str) -> None:
         self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # at first use
         self._name = name
-        self._thread: threading.Thread | None = None
+        self._started = False
         self._closing = False
         self._in_flight = 0
 
@@ -91,6 +95,8 @@ class _AgentLoop:
             loop.run_until_complete(loop.shutdown_asyncgens())
         with contextlib.suppress(BaseException):
             loop.close()
+        with contextlib.suppress(BaseException):
+            asyncio.set_event_loop(None)  # the thread's next job starts without this loop
 
     @property
     def busy(self) -> bool:
@@ -98,13 +104,13 @@ class _AgentLoop:
         return self._in_flight > 0
 
     def _start(self) -> None:
-        if self._thread is None:
+        if not self._started:
+            self._started = True
             self._loop = asyncio.new_event_loop()
             # The agent's own stray tasks (one that died of SystemExit, say) are its business:
             # not logged as the harness's errors.
             self._loop.set_exception_handler(lambda loop, context: None)
-            self._thread = threading.Thread(target=self._main, name=self._name, daemon=True)
-            self._thread.start()
+            run_on_spare(self._main, self._name)
 
     async def call(
         self, what: str, fn: Callable[[], Any], check: Callable[[Any], Any] | None = None
@@ -152,7 +158,7 @@ class _AgentLoop:
     def close(self) -> None:
         """Stop the loop once what runs on it yields (a blocked agent's thread ends later)."""
         self._closing = True
-        if self._thread is None:  # never started: nothing to stop
+        if not self._started:  # never started: nothing to stop
             return
         with contextlib.suppress(RuntimeError):  # the loop is already closed
             self._loop.call_soon_threadsafe(self._loop.stop)
@@ -252,10 +258,15 @@ class OwnThreadAgent(_OwnThread):
     _agent: Agent
 
     async def act(self, observation: Observation) -> AgentTurn:
-        """The agent's next turn, checked and copied on its thread."""
-        copy = observation.model_copy(deep=True)  # the record's messages stay the harness's
+        """The agent's next turn, checked and copied on its thread.
+
+        ``observation`` is the agent's own already: the engine makes its messages and
+        tools afresh every turn (``engine/_copies.py``), so it is handed over as it is.
+        """
         turn: AgentTurn = await self._loop.call(
-            "act()", lambda: self._agent.act(copy), lambda value: checked_turn(value, "act()")
+            "act()",
+            lambda: self._agent.act(observation),
+            lambda value: checked_turn(value, "act()"),
         )
         return turn
 
