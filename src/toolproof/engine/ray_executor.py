@@ -6,7 +6,8 @@ every record to the one run store on the driver.
 
 Jobs go to the actors in batches: the jobs submitted in one turn of the driver's event
 loop (the runner's workers ask for their next episodes together when a batch comes back),
-up to ``batch`` of them (default: each actor's share of ``--parallel``), are one actor call
+up to ``batch`` of them (default: half of each actor's share of ``--parallel``, so an actor
+has two batches going and one's slowest episode does not leave it idle), are one actor call
 that runs them at once and returns their records together, each as JSON. A Ray call
 costs about 0.6 ms of driver CPU, as much again in the actor: one per episode was most of
 what Ray cost over the local executor; one per batch of 8 is a tenth of it. Records are
@@ -138,7 +139,7 @@ class RayExecutor:
         self._actor_class = remote.options(max_concurrency=self._concurrency, max_restarts=0)
         self._actors = [self._new_actor() for _ in range(self._size)]
         self._next = itertools.cycle(range(self._size))
-        self._batch = max(1, int(options.get("batch", self._concurrency)))
+        self._batch = max(1, int(options.get("batch", math.ceil(self._concurrency / 2))))
         self._waiting: list[_Pending] = []
         self._flush_soon = False
         self._sending: set[asyncio.Task[None]] = set()
