@@ -133,3 +133,47 @@ def test_the_user_and_judge_models_reach_ray_workers(ray_instance: Any, tmp_path
     assert "model:openai:sim" in record.trajectory.steps[0].results[0].content
     judge = next(c for c in record.score.checks if c.kind == "judge")
     assert judge.data["model"] == "openai:run-judge" and len(judge.data["model_calls"]) == 1
+
+
+def test_ray_workers_get_the_runs_max_model_calls(ray_instance: Any, tmp_path: Path) -> None:
+    # Each actor's model gateway (framework agents, the user and judge models) holds the
+    # run's --max-model-calls, as `toolproof run` sets it on the driver's; unset stays unset.
+    suite = str(resolve_suite_path("core"))
+    for limit in (3, None):
+        config = RunConfig(suite=suite, agent="oracle", tasks=["amb-*"], max_model_calls=limit)
+        executor = RayExecutor(Worker(config, None), {"actors": 1, "parallel": 2})
+        try:
+            (actor,) = executor._actors
+            assert ray_instance.get(actor.gateway_limit.remote()) == limit
+        finally:
+            executor.close()
+
+
+def test_episodes_go_to_the_actors_in_batches(ray_instance: Any, tmp_path: Path) -> None:
+    # 8 in flight on 2 actors (4 each): batches of 2, one actor call each; a batch of 1 is the old
+    # one-call-per-episode path. Both store every episode with the local scores.
+    suite = str(resolve_suite_path("core"))
+    config = RunConfig(suite=suite, agent="oracle", tasks=["amb-*"], epochs=2)
+    local = tmp_path / "local"
+    asyncio.run(Runner(config, local, parallel=4).run())
+    for batch in (None, 1):
+        options: dict[str, Any] = {"actors": 2, "parallel": 8}
+        if batch is not None:
+            options["batch"] = batch
+        run_dir = tmp_path / f"ray-{batch}"
+        executor = RayExecutor(Worker(config, run_dir), options)
+        calls: list[int] = []
+        send = executor._send
+
+        async def counted(pending: list[Any], send: Any = send, calls: Any = calls) -> None:
+            calls.append(len(pending))
+            await send(pending)
+
+        executor._send = counted  # type: ignore[method-assign,assignment]  # counts the calls
+        try:
+            asyncio.run(Runner(config, run_dir, parallel=8, executor=executor).run())
+        finally:
+            executor.close()
+        assert _scores(run_dir) == _scores(local)
+        assert sum(calls) == len(_scores(local))
+        assert max(calls) == (2 if batch is None else 1)

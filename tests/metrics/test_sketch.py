@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
+import tracemalloc
 
 import pytest
 
-from toolproof.metrics.sketch import QuantileSketch
+from toolproof.metrics.sketch import MAX_BUCKETS, QuantileSketch
 from toolproof.metrics.stats import percentile
 
 
@@ -87,3 +89,75 @@ def test_hostile_values_are_left_out_not_fatal() -> None:
     assert QuantileSketch().summary() == {"n": 0, "mean": None, "median": None, "p95": None}
     with pytest.raises(ValueError, match="different accuracy"):
         QuantileSketch(alpha=0.01).merge(QuantileSketch(alpha=0.02))
+
+
+def _dict_quantile(values: list[float], q: float, alpha: float = 0.005) -> float:
+    """What the sketch answered when its buckets were a dict (index -> count), for values > 0."""
+    log_gamma = math.log((1 + alpha) / (1 - alpha))
+    gamma = math.exp(log_gamma)
+    counts: dict[int, int] = {}
+    for v in values:
+        i = math.ceil(math.log(v) / log_gamma)
+        counts[i] = counts.get(i, 0) + 1
+    ranks = [i for i in sorted(counts) for _ in range(counts[i])]
+    h = (len(values) - 1) * q / 100.0
+    low = math.floor(h)
+
+    def value(i: int) -> float:
+        return 2.0 * gamma ** ranks[i] / (gamma + 1.0)
+
+    out = value(low)
+    return out + (h - low) * (value(low + 1) - out) if h > low else out
+
+
+def test_the_dense_buckets_answer_what_the_dict_of_buckets_did() -> None:
+    rng = random.Random(7)
+    values = [rng.lognormvariate(-4.0, 2.0) for _ in range(5_000)]
+    sketch = QuantileSketch(exact_limit=10)
+    sketch.extend(values)
+    for q in (0.0, 1.0, 50.0, 95.0, 99.9, 100.0):
+        assert sketch.quantile(q) == pytest.approx(_dict_quantile(values, q), rel=1e-12)
+
+
+def test_a_run_of_sketches_holds_8_bytes_a_bucket_not_a_dict_entry() -> None:
+    # Sketches of latencies over 5 orders of magnitude (a run's metrics by breakdown group),
+    # about 1,000 buckets each: as dicts they held about 100 KB each.
+    rng = random.Random(3)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        sketches = [QuantileSketch(exact_limit=16) for _ in range(20)]
+        for sketch in sketches:
+            sketch.extend(10 ** rng.uniform(-6.0, -1.0) for _ in range(2_000))
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert min(s.buckets() for s in sketches) > 900
+    assert held < 20 * 20_000  # under 20 KB a sketch
+
+
+def test_values_over_hundreds_of_orders_of_magnitude_stay_bounded() -> None:
+    # A hostile spread (an agent's reported cost, say): the span folds its smallest
+    # magnitudes; the count, the mean and the high percentiles are kept.
+    values = [10.0**k for k in range(-300, 301)] + [-(10.0**k) for k in range(300, -301, -7)]
+    forward, backward = QuantileSketch(exact_limit=10), QuantileSketch(exact_limit=10)
+    forward.extend(values)
+    backward.extend(reversed(values))
+    assert forward.n == len(values)
+    assert len(forward._pos.counts) <= MAX_BUCKETS and len(forward._neg.counts) <= MAX_BUCKETS
+    top = forward.quantile(100.0)
+    assert top is not None and abs(top - 1e300) <= 0.005 * 1e300
+    bottom = forward.quantile(0.0)
+    assert bottom is not None and abs(bottom + 1e300) <= 0.005 * 1e300
+    for q in (0.0, 10.0, 50.0, 90.0, 99.0, 100.0):  # folding does not depend on the order
+        assert forward.quantile(q) == backward.quantile(q)
+    merged = QuantileSketch(exact_limit=10)
+    half = len(values) // 2
+    first, second = QuantileSketch(exact_limit=10), QuantileSketch(exact_limit=10)
+    first.extend(values[:half])
+    second.extend(values[half:])
+    merged.merge(second)
+    merged.merge(first)
+    assert [merged.quantile(q) for q in (5.0, 50.0, 95.0)] == [
+        forward.quantile(q) for q in (5.0, 50.0, 95.0)
+    ]

@@ -8,6 +8,14 @@ bucket ``i`` holds values in ``(gamma^(i-1), gamma^i]``, ``gamma = (1 + alpha) /
 about 1,400 buckets cover 1 microsecond to a day at 1%. Zero and negative values
 have their own counter and mirrored buckets.
 
+The buckets are one dense array of counts per sign (:class:`_Buckets`, 8 bytes a
+bucket from the lowest to the highest index seen), not a dict (about 100 bytes a
+bucket, its key an int object): a run's few hundred sketches (one per metric and
+breakdown group) filled in their buckets as a run grew, and that was most of a 50,000-episode
+run's growth in memory. A span wider than :data:`MAX_BUCKETS` (values over some 40 orders of
+magnitude: hostile, never timings) folds its smallest magnitudes into one bucket, as
+DDSketch's collapsing store does: memory stays bounded, the high percentiles exact to alpha.
+
 Two sketches merge by adding counts (:meth:`merge`), and the result does not depend on
 the order the values came in: a run's summary is the same whatever order its episodes
 finished in, and whether workers counted them apart and merged.
@@ -21,7 +29,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .stats import percentile
@@ -30,6 +38,63 @@ EXACT_LIMIT = 2048
 """Values kept exactly before a sketch switches to buckets."""
 ALPHA = 0.005
 """Relative accuracy of a bucketed percentile (0.5%)."""
+MAX_BUCKETS = 8192
+"""Widest span of bucket indices per sign (64 KB); wider spans fold their lowest magnitudes."""
+
+
+class _Buckets:
+    """Counts of consecutive bucket indices ``offset .. offset + len(counts) - 1``."""
+
+    __slots__ = ("counts", "offset")
+
+    def __init__(self) -> None:
+        self.offset = 0
+        self.counts: array[int] = array("q")
+
+    def add(self, index: int, count: int = 1) -> None:
+        counts = self.counts
+        if not counts:
+            self.offset = index
+            counts.append(count)
+            return
+        at = index - self.offset
+        if at < 0:  # a new lowest index: shift the counts up
+            grown = array("q", bytes(8 * -at))
+            grown.extend(counts)
+            self.counts = counts = grown
+            self.offset = index
+            at = 0
+        elif at >= len(counts):
+            counts.extend(array("q", bytes(8 * (at - len(counts) + 1))))
+        counts[at] += count
+        if len(counts) > MAX_BUCKETS:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Fold the lowest indices into the lowest kept one (the span back to the maximum)."""
+        counts = self.counts
+        cut = len(counts) - MAX_BUCKETS
+        folded = sum(counts[: cut + 1])
+        kept = counts[cut:]
+        kept[0] = folded
+        self.counts = kept
+        self.offset += cut
+
+    def merge(self, other: _Buckets) -> None:
+        for at, count in enumerate(other.counts):
+            if count:
+                self.add(other.offset + at, count)
+
+    def items(self, *, descending: bool = False) -> Iterator[tuple[int, int]]:
+        """``(index, count)`` of the buckets in use, by index."""
+        counts, offset = self.counts, self.offset
+        order = range(len(counts) - 1, -1, -1) if descending else range(len(counts))
+        for at in order:
+            if counts[at]:
+                yield offset + at, counts[at]
+
+    def used(self) -> int:
+        return len(self.counts) - self.counts.count(0)
 
 
 class QuantileSketch:
@@ -55,8 +120,8 @@ class QuantileSketch:
         self._gamma = (1.0 + alpha) / (1.0 - alpha)
         self._log_gamma = math.log(self._gamma)
         self._exact: array[float] | None = array("d")  # 8 bytes a value, not a float object
-        self._pos: dict[int, int] = {}
-        self._neg: dict[int, int] = {}
+        self._pos = _Buckets()
+        self._neg = _Buckets()
         self._zeros = 0
         self.n = 0
         self.total = 0.0
@@ -95,11 +160,9 @@ class QuantileSketch:
 
     def _bucket(self, value: float) -> None:
         if value > 0.0:
-            i = self._index(value)
-            self._pos[i] = self._pos.get(i, 0) + 1
+            self._pos.add(self._index(value))
         elif value < 0.0:
-            i = self._index(-value)
-            self._neg[i] = self._neg.get(i, 0) + 1
+            self._neg.add(self._index(-value))
         else:
             self._zeros += 1
 
@@ -125,10 +188,8 @@ class QuantileSketch:
             for v in other._exact:
                 self._bucket(v)
         else:
-            for i, c in other._pos.items():
-                self._pos[i] = self._pos.get(i, 0) + c
-            for i, c in other._neg.items():
-                self._neg[i] = self._neg.get(i, 0) + c
+            self._pos.merge(other._pos)
+            self._neg.merge(other._neg)
             self._zeros += other._zeros
         self.n += other.n
         self.total += other.total
@@ -141,15 +202,15 @@ class QuantileSketch:
     def _at_rank(self, rank: int) -> float:
         """The value of the ``rank``-th smallest (0-based), to within the accuracy."""
         seen = 0
-        for index in sorted(self._neg, reverse=True):  # most negative first
-            seen += self._neg[index]
+        for index, count in self._neg.items(descending=True):  # most negative first
+            seen += count
             if rank < seen:
                 return self._value(-1, index)
         seen += self._zeros
         if rank < seen:
             return 0.0
-        for index in sorted(self._pos):
-            seen += self._pos[index]
+        for index, count in self._pos.items():
+            seen += count
             if rank < seen:
                 return self._value(1, index)
         raise IndexError(rank)  # pragma: no cover - rank < n always
@@ -173,7 +234,7 @@ class QuantileSketch:
 
     def buckets(self) -> int:
         """How many buckets are in use (its memory, in entries)."""
-        return len(self._pos) + len(self._neg) + (1 if self._zeros else 0)
+        return self._pos.used() + self._neg.used() + (1 if self._zeros else 0)
 
     def summary(self, rounding: int = 6) -> dict[str, Any]:
         """``{"n", "mean", "median", "p95"}``; the statistics are None when empty."""
