@@ -101,3 +101,31 @@ def test_the_run_judge_overrides_the_tasks_and_a_cached_rerun_is_free(tmp_path: 
     (again,) = second.score.checks
     assert [c["cached"] for c in again.data["model_calls"]] == [True, True]
     assert again.data["samples"] == check.data["samples"] and again.passed
+
+
+def test_a_judge_waiting_on_its_model_does_not_hold_the_other_episodes(tmp_path: Path) -> None:
+    """The judge's client is synchronous: its checks run off the event loop (like a custom
+    check), so while one episode's judge waits, the loop keeps serving the others."""
+    suite = _suite(tmp_path / "suite")
+    replies = [ScriptedReply('{"score": 5, "reason": "ok"}', latency_s=1.0) for _ in range(4)]
+    with ModelServer(replies) as server:
+        options = {"provider": "openai", "model": "run-judge", "base_url": server.base_url}
+        config = RunConfig(suite=str(suite), agent="oracle", snapshots=False, retries=0, epochs=2,
+                           judge_model="openai:run-judge",
+                           side_models={"judge": {**options, "api_key": "k"}})  # fmt: skip
+        ticks = 0
+
+        async def main() -> None:
+            nonlocal ticks
+            run = asyncio.create_task(Runner(config, tmp_path / "run", parallel=2).run())
+            while not run.done():
+                await asyncio.sleep(0.05)
+                ticks += 1
+            await run
+
+        asyncio.run(main())
+        assert server.calls == 4
+    with RunReader(tmp_path / "run") as reader:
+        assert [r.score.passed for r in reader.records()] == [True, True]
+    # Four 1 s judge calls: a blocked loop would tick only between them.
+    assert ticks >= 20

@@ -279,7 +279,8 @@ async def run_episode(
             lambda: _score(
                 instance, trajectory, initial, world, own_world, options.fixtures_base, options.side
             ),
-            always=any(spec.kind == "custom" for spec in instance.task.success),  # user code
+            # user code, or a judge's synchronous model client: never on the event loop
+            always=any(spec.kind in ("custom", "judge") for spec in instance.task.success),
         )
     except asyncio.CancelledError:
         stop_commands(world)  # e.g. a check's command
