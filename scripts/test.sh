@@ -39,4 +39,9 @@ echo "== ruff";          .venv/bin/ruff check src tests
 echo "== ruff format";   .venv/bin/ruff format --check src tests
 echo "== mypy --strict"; .venv/bin/mypy
 echo "== import layers"; .venv/bin/lint-imports
-echo "== pytest";        .venv/bin/pytest -q -p no:cacheprovider "$@"
+# Two worker processes (TOOLPROOF_TEST_WORKERS: another count; 0 runs in this process);
+# loadfile keeps each test file on one worker, so the tests of a file share their module
+# fixtures and never run beside each other. Arguments pass through: `bash scripts/test.sh
+# tests/engine/test_runner.py -x`.
+echo "== pytest";        .venv/bin/pytest -q -p no:cacheprovider \
+  -n "${TOOLPROOF_TEST_WORKERS:-2}" --dist loadfile "$@"

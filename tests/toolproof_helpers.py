@@ -3,7 +3,8 @@
 * ``FIXTURES``: sample and broken task files, the fake plug-in package and
   ``toolproof_test_agents`` (agents importable as ``python:toolproof_test_agents:NAME``);
 * ``make_task`` / ``write_suite``: small in-test suites from dicts, written as YAML;
-* ``strip_timing``: a trajectory or record without the fields that measure time.
+* ``strip_timing``: a trajectory or record without the fields that measure time;
+* ``bind_unix``: a Unix socket bound at a path deeper than AF_UNIX allows (tmp_path).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import os
+import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +33,17 @@ differ between runs (a step's ``tool_queue_s``/``model_queue_s`` is there only w
 
 if str(FIXTURES) not in sys.path:  # agents and checks named python:MODULE:ATTR in tests
     sys.path.insert(0, str(FIXTURES))
+
+
+def bind_unix(sock: socket.socket, path: Path) -> None:
+    """Bind ``sock`` (AF_UNIX) at ``path``, however deep: AF_UNIX takes at most 107 bytes and
+    a tmp_path is ~70 deep already under xdist (``/tmp/pytest-of-root/pytest-NN/popen-gw1/
+    test_name0/``), so the bind goes through ``/proc/self/fd`` of the socket's folder."""
+    folder = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        sock.bind(f"/proc/self/fd/{folder}/{path.name}")
+    finally:
+        os.close(folder)
 
 
 def strip_timing(value: Any) -> Any:

@@ -1,7 +1,7 @@
 """Flawed test agents: each loses points exactly where its flaw should cost them.
 
 Each agent runs over the suites that exercise the flaws (security, repo-doctor and the
-core suite's ambiguous tasks) for epochs 0..2; the per-category success table of each is
+core suite's ambiguous tasks) for epochs 0 and 1; the per-category success table of each is
 compared with the oracle's, which passes everything.
 """
 
@@ -30,7 +30,7 @@ from toolproof.results import EpisodeRecord, RunReader
 from toolproof.spec import Limits, TaskInstance, builtin_suites_dir, load_suite, render
 from toolproof.trajectory import Message
 
-EPOCHS = 3
+EPOCHS = 2  # two seeds: tests/suites/test_proven.py proves every task on its own
 AGENTS = ("oracle", "never-asks", "never-retries", "gullible")
 EXPECTED_LOSSES = {
     "oracle": set(),
@@ -52,7 +52,7 @@ def suite_dirs(tmp: Path) -> list[Path]:
 
 
 def run(suite: Path, agent: str, run_dir: Path) -> list[EpisodeRecord]:
-    """Run every task of a suite for epochs 0..2 in process and return the records."""
+    """Run every task of a suite for epochs 0 and 1 in process and return the records."""
     config = RunConfig(suite=str(suite), agent=agent, epochs=EPOCHS, snapshots=False)
     asyncio.run(Runner(config, run_dir, parallel=8).run())
     with RunReader(run_dir) as reader:

@@ -8,6 +8,7 @@ Regenerate the shipped files with::
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,12 @@ TASK_FILES = sorted(
 SUITE_FILES = sorted(builtin_suites_dir().glob("*/suite.yaml"))
 
 
+@functools.cache
+def _task_schema_once() -> dict[str, Any]:
+    """The task schema, generated once for the ~600 shipped files (each generation: ~25 ms)."""
+    return task_schema()
+
+
 def _errors(schema: dict[str, Any], document: Any) -> list[str]:
     validator = Draft202012Validator(schema)
     return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
@@ -43,7 +50,7 @@ def test_schemas_are_valid_draft_2020_12() -> None:
 )
 def test_every_shipped_task_file_validates(path: Path) -> None:
     document, _ = load_document(path)
-    assert _errors(task_schema(), document) == []
+    assert _errors(_task_schema_once(), document) == []
 
 
 @pytest.mark.parametrize("path", SUITE_FILES, ids=[p.parent.name for p in SUITE_FILES])

@@ -29,7 +29,7 @@ from toolproof.tools import ToolContext, ToolGateway, load_builtin, registry
 from toolproof.tools.toolkits import files as files_toolkit
 from toolproof.trajectory import Termination, ToolCall, ToolResult, Trajectory
 from toolproof.worlds import World, _safefs
-from toolproof_helpers import make_task
+from toolproof_helpers import bind_unix, make_task
 
 FILE_TOOLS = ["list_files", "read_file", "create_file", "write_file", "delete_file", "search_files"]
 SECRET = "sk-outside-secret-4711"
@@ -266,7 +266,7 @@ async def test_a_fifo_with_a_reader_is_not_written(world: World, watchdog: None)
 async def test_a_socket_is_refused(world: World) -> None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        server.bind(str(root(world) / "sock"))
+        bind_unix(server, root(world) / "sock")
         server.listen(1)
         for name, arguments in all_tools("sock"):
             if name in ("delete_file", "list_files", "search_files"):

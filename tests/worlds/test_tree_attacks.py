@@ -21,6 +21,7 @@ from toolproof.sandbox import sandbox_owner
 from toolproof.spec import WorldSpec
 from toolproof.worlds import BlobStore, World, WorldSnapshot, _safefs, _tree
 from toolproof.worlds._safefs import WalkBudget, key_of, name_of_key
+from toolproof_helpers import bind_unix
 
 SECRET = b"sk-outside-secret-4711"
 
@@ -125,10 +126,10 @@ def test_special_files_are_skipped_never_opened(
     ws = root(world)
     os.mkfifo(ws / "pipe")
     server = socket.socket(socket.AF_UNIX)
-    server.bind(str(ws / "sock"))
-    if os.geteuid() == 0:
-        os.mknod(ws / "zero", stat.S_IFCHR | 0o666, os.makedev(1, 5))
     try:
+        bind_unix(server, ws / "sock")
+        if os.geteuid() == 0:
+            os.mknod(ws / "zero", stat.S_IFCHR | 0o666, os.makedev(1, 5))
         before = world.digest()
         snap = world.snapshot(blobs)
         assert set(snap.files) == {"a/b.txt", "top.txt"}
