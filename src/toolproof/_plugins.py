@@ -88,7 +88,8 @@ def find_entry_points(cache: Path | None = None) -> list[tuple[str, str]]:
 
     found = [(ep.name, ep.value) for ep in entry_points(group=GROUP)]
     if cache is not None and stamp is not None and stamp[1]:
-        _write(cache, {"version": CACHE_VERSION, "stamp": stamp[0], "entry_points": found})
+        data = {"version": CACHE_VERSION, "stamp": stamp[0], "entry_points": found}
+        write_json_atomic(cache, data)
     return found
 
 
@@ -256,7 +257,7 @@ def _read(path: Path, stamp: str) -> list[tuple[str, str]] | None:
     return found
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write atomically (temporary file, then rename); a cache that cannot be written is
     skipped, it only saves time."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -265,5 +266,5 @@ def _write(path: Path, data: dict[str, Any]) -> None:
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # e.g. the folder is a file: no tmp was made
             tmp.unlink(missing_ok=True)

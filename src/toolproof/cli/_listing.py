@@ -19,7 +19,6 @@ standard library, so a plain ``toolproof list`` is answered without importing cl
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -127,7 +126,9 @@ def registries(cache_file: Path | None) -> tuple[list[str], dict[str, list[str]]
     if cached is not None:
         return cached
     kinds, kits = _live()
-    _write(cache_file, {"fingerprint": fingerprint, "agents": kinds, "toolkits": kits})
+    from toolproof._plugins import write_json_atomic
+
+    write_json_atomic(cache_file, {"fingerprint": fingerprint, "agents": kinds, "toolkits": kits})
     return kinds, kits
 
 
@@ -158,19 +159,6 @@ def _read(path: Path, fingerprint: str) -> tuple[list[str], dict[str, list[str]]
     if not all(isinstance(k, str) and _is_names(v) for k, v in kits.items()):
         return None
     return list(kinds), {str(k): list(v) for k, v in kits.items()}
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically (temporary file, then rename); a cache that cannot be written is
-    skipped, it only saves time."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):  # e.g. the folder is a file: no tmp was made
-            tmp.unlink(missing_ok=True)
 
 
 def terminal_columns(fallback: int = 100) -> int:
