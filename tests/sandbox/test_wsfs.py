@@ -237,3 +237,25 @@ def test_hostile_trees_are_copied_in_and_back_without_following_anything(
     d.chmod(0o755)
     assert os.readlink(d / "shadow") == "/etc/shadow" and not (d / "pipe").exists()
     assert secret.read_text() == "host only"
+
+
+def test_the_copy_keeps_the_times_of_directories_links_and_files(tmp_path: Path) -> None:
+    """A listing inside the sandbox shows the workspace's times, not the copy's (else two
+    runs of one task differ whenever they fall in different minutes)."""
+    from toolproof.sandbox._wsfs import _copy_into
+
+    source, target = tmp_path / "source", tmp_path / "target"
+    (source / "pkg" / "sub").mkdir(parents=True)
+    (source / "pkg" / "mod.py").write_text("x = 1\n")
+    (source / "link").symlink_to("pkg/mod.py")
+    old = 1_600_000_000_000_000_000  # 2020-09-13
+    paths = [source / "pkg" / "sub", source / "pkg" / "mod.py", source / "pkg", source / "link"]
+    for i, path in enumerate(paths):
+        os.utime(path, ns=(old + i, old + i), follow_symlinks=False)
+    os.utime(source, ns=(old, old))
+    target.mkdir()
+    assert _copy_into(str(source), str(target)) == 4
+    for path in [source, *paths]:
+        copy = target / path.relative_to(source)
+        assert copy.lstat().st_mtime_ns == path.lstat().st_mtime_ns, path
+    assert (target / "link").is_symlink()

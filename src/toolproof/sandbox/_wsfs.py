@@ -246,37 +246,46 @@ def _copy_into(source: str, target: str) -> int:
     are skipped: opening a fifo would block); links are copied as links. The source
     is walked with directory descriptors and ``O_NOFOLLOW`` at every component, so
     a link swapped in meanwhile is never followed; below ``MAX_DEPTH`` levels
-    nothing is copied. Modes and modification times are kept, owners are not.
+    nothing is copied. Modes and times are kept (of files, links and directories: a
+    listing inside shows the source's), owners are not.
     """
     count = 0
     top = os.open(source, _DIR_FLAGS)
-    stack = [(top, os.scandir(top), target)]
+    # (descriptor, entries, target, the source's times: set once its contents are in)
+    stack = [(top, os.scandir(top), target, _times(os.fstat(top)))]
     try:
         while stack:
-            dirfd, entries, dst = stack[-1]
+            dirfd, entries, dst, times = stack[-1]
             entry = next(entries, None)
             if entry is None:
                 entries.close()
                 os.close(dirfd)
                 stack.pop()
+                os.utime(dst, ns=times, follow_symlinks=False)  # after its entries were made
                 continue
             out = os.path.join(dst, entry.name)
             info = entry.stat(follow_symlinks=False)
             count += 1
             if stat.S_ISLNK(info.st_mode):
                 os.symlink(os.readlink(entry.name, dir_fd=dirfd), out)
+                os.utime(out, ns=_times(info), follow_symlinks=False)
             elif stat.S_ISREG(info.st_mode):
                 _copy_file(entry.name, dirfd, out)
             elif stat.S_ISDIR(info.st_mode) and len(stack) < MAX_DEPTH:
                 os.mkdir(out, stat.S_IMODE(info.st_mode) | 0o700)
                 os.chmod(out, stat.S_IMODE(info.st_mode))
                 child = os.open(entry.name, _DIR_FLAGS, dir_fd=dirfd)
-                stack.append((child, os.scandir(child), out))
+                stack.append((child, os.scandir(child), out, _times(info)))
     finally:
-        for dirfd, entries, _ in stack:
+        for dirfd, entries, _, _ in stack:
             entries.close()
             os.close(dirfd)
     return count
+
+
+def _times(info: os.stat_result) -> tuple[int, int]:
+    """The (access, modification) times of ``info`` in nanoseconds, for ``os.utime``."""
+    return info.st_atime_ns, info.st_mtime_ns
 
 
 def _count(root: str) -> tuple[int, int]:
