@@ -53,16 +53,14 @@ def test_list_shows_the_provided_suite(invoke: Invoke) -> None:
 def test_list_names_the_install_command_when_the_package_is_missing(
     invoke: Invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from importlib import metadata
+    from toolproof import _plugins
 
-    real = metadata.version
+    real = _plugins.installed_version
 
-    def version(name: str) -> str:
-        if name == "bfcl-eval":
-            raise metadata.PackageNotFoundError(name)
-        return real(name)
+    def version(name: str) -> str | None:  # what `list` asks (without importlib.metadata)
+        return None if name == "bfcl-eval" else real(name)
 
-    monkeypatch.setattr(metadata, "version", version)
+    monkeypatch.setattr(_plugins, "installed_version", version)
     listed = invoke("list")
     assert "bfcl           not installed: pip install --no-deps 'bfcl-eval==2026.3.23'" in (
         listed.out

@@ -11,6 +11,7 @@ is digested in place: its digest is cached, and a thread hop would cost more.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import threading
 import time
@@ -49,7 +50,9 @@ async def off_loop(world: World, fn: Callable[[], T], *, always: bool = False) -
             return fn()
 
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_world_threads(), one_at_a_time)
+    # In the caller's context, as asyncio.to_thread does (e.g. the judge's options).
+    context = contextvars.copy_context()
+    return await loop.run_in_executor(_world_threads(), context.run, one_at_a_time)
 
 
 _WORLD_THREADS = 32
