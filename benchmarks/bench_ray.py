@@ -67,7 +67,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         ray.init(
-            num_cpus=cores, include_dashboard=False, logging_level="ERROR", log_to_driver=False
+            address="local", num_cpus=cores, include_dashboard=False, logging_level="ERROR",
+            log_to_driver=False,
         )
         executor = RayExecutor(
             Worker(config, Path(tmp) / "ray-0", suite),

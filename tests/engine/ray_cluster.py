@@ -156,3 +156,18 @@ def two_node_cluster(
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
         if left:
             raise RuntimeError(f"ray processes survived the cluster: {left}")
+
+
+@contextmanager
+def one_ray_at_a_time() -> Iterator[None]:
+    """Hold the machine's Ray test lock: the test files that start Ray (a local instance,
+    a two-node cluster) never run at once on different xdist workers, where on 2 cores the
+    four Ray processes' start-up starved the cluster's actors."""
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "toolproof-ray-tests.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

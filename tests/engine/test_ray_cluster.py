@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,17 @@ from toolproof.spec import load_suite, resolve_suite_path
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
-from ray_cluster import HOST, session_processes, two_node_cluster  # noqa: E402
+from ray_cluster import HOST, one_ray_at_a_time, session_processes, two_node_cluster  # noqa: E402
 
 from toolproof.engine.ray_executor import RayExecutor  # noqa: E402
 
 SLICE = ["stock-*", "shop-*"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _alone() -> Iterator[None]:
+    with one_ray_at_a_time():
+        yield
 
 
 def _scores(run_dir: Path) -> dict[str, Any]:

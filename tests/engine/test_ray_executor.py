@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from toolproof.results import EpisodeRecord, RunReader
 from toolproof.spec import load_suite, resolve_suite_path
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+from ray_cluster import one_ray_at_a_time  # noqa: E402
 
 from toolproof.engine.ray_executor import RayExecutor  # noqa: E402
 
@@ -38,11 +41,21 @@ def _one_per_kind() -> list[str]:
     return list(firsts.values())
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _alone() -> Iterator[None]:
+    with one_ray_at_a_time():
+        yield
+
+
 @pytest.fixture(scope="module")
-def ray_instance() -> Any:
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    yield ray
-    ray.shutdown()
+def ray_instance(_alone: None) -> Iterator[Any]:
+    # "local": never the two-node cluster another test (another xdist worker) may have up
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR",
+             log_to_driver=False)  # fmt: skip
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 def test_ray_gives_the_same_scores_as_local(ray_instance: Any, tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,12 @@ class RayExecutor:
         self.worker = worker
         address = options.get("address")
         if not self._ray.is_initialized():
+            if address is None and not os.environ.get("RAY_ADDRESS"):
+                # A new local instance: Ray would otherwise attach to the last cluster
+                # `ray start` made on this machine (someone else's, maybe).
+                address = "local"
             init: dict[str, Any] = {"address": address, "include_dashboard": False}
-            if address is None:
+            if address == "local":
                 init["num_cpus"] = int(options.get("num_cpus", 2))
             init["logging_level"] = "ERROR"
             init["log_to_driver"] = bool(options.get("log_to_driver", False))
