@@ -136,3 +136,18 @@ STOCK_SUM_PRICED = [
     ScriptedReply("Products A and B have 42 units in stock together.", usage=(150, 12)),
 ]
 """A model solving core's stock-sum (two lookups, a sum, the answer), with exact tokens."""
+
+
+def run_single(config: Any, run_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """Run a one-episode ``RunConfig`` into ``run_dir``; its stored record and summary."""
+    import asyncio
+
+    from toolproof.engine import Runner
+    from toolproof.results import RunReader
+
+    asyncio.run(Runner(config, run_dir, parallel=1).run())
+    with RunReader(run_dir) as reader:
+        (record,) = list(reader.records())
+        summary = reader.summary()
+    assert summary is not None
+    return record, summary

@@ -47,7 +47,7 @@ from toolproof.testing import (
 )
 from toolproof.tools.toolkits.user import GREETING, MAX_REPLY_CHARS
 from toolproof.trajectory import Termination, ToolCall, Trajectory
-from toolproof_helpers import make_task, write_suite
+from toolproof_helpers import make_task, run_single, write_suite
 
 USER: dict[str, Any] = {
     "mode": "conversation",
@@ -315,11 +315,7 @@ def _config(suite: Path, server: ModelServer, cache: Path) -> RunConfig:
 
 
 def _stored(config: RunConfig, run_dir: Path) -> tuple[EpisodeRecord, dict[str, Any]]:
-    asyncio.run(Runner(config, run_dir, parallel=1).run())
-    with RunReader(run_dir) as reader:
-        (record,) = list(reader.records())
-        summary = reader.summary()
-    assert summary is not None
+    record, summary = run_single(config, run_dir)
     return record, summary
 
 

@@ -28,6 +28,7 @@ from toolproof.spec import (
     SandboxSpec,
     SolutionCall,
     Task,
+    TaskInstance,
     builtin_suites_dir,
     load_task_file,
     render,
@@ -79,9 +80,9 @@ def _run(command: str) -> SolutionCall:
     return SolutionCall(tool="run_command", args={"command": command})
 
 
-def play(suite: One, calls: list[SolutionCall], *, fix: bool = False) -> Score:
-    """Score an episode of ``calls`` (after the reference's own edits when ``fix``)."""
-    inst = render(
+def _instance(suite: One) -> TaskInstance:
+    """The task's instance at epoch 0."""
+    return render(
         suite.task(TASK),
         suite=suite.name,
         suite_seed=suite.seed,
@@ -89,6 +90,11 @@ def play(suite: One, calls: list[SolutionCall], *, fix: bool = False) -> Score:
         limits=Limits(),
         system_prompt="",
     )
+
+
+def play(suite: One, calls: list[SolutionCall], *, fix: bool = False) -> Score:
+    """Score an episode of ``calls`` (after the reference's own edits when ``fix``)."""
+    inst = _instance(suite)
     reference = [t for t in reference_turns(inst) if t[0].tool == "write_file"] if fix else []
     turns = [*reference, *([c] for c in calls)]
 
@@ -317,14 +323,7 @@ def test_a_bad_check_is_refused_with_the_field_and_the_fix(
 
 
 def test_a_select_that_matches_no_test_is_a_task_error_not_the_agents(suite: One) -> None:
-    inst = render(
-        suite.task(TASK),
-        suite=suite.name,
-        suite_seed=suite.seed,
-        epoch=0,
-        limits=Limits(),
-        system_prompt="",
-    )
+    inst = _instance(suite)
     broken = [
         c.model_copy(update={"select": ["tests.hidden.nothing"]})
         if c.name == "hidden_unsorted"

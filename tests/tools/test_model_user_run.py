@@ -3,7 +3,6 @@ through the model gateway, recorded apart from the agent, cached by ``--cache``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +12,11 @@ import pytest
 import yaml
 
 from toolproof import gateway
-from toolproof.engine import RunConfig, Runner
-from toolproof.results import EpisodeRecord, RunReader
+from toolproof.engine import RunConfig
+from toolproof.results import EpisodeRecord
 from toolproof.testing import ModelServer, ScriptedError, ScriptedReply
 from toolproof.trajectory import Termination
+from toolproof_helpers import run_single
 
 SUITE = {"name": "asked", "version": "1.0.0", "seed": 5, "canary": "asked canary: no training"}
 
@@ -71,11 +71,7 @@ def _config(suite: Path, base_url: str | None, cache: Path | None = None) -> Run
 
 
 def _run(config: RunConfig, run_dir: Path) -> tuple[EpisodeRecord, dict[str, Any]]:
-    asyncio.run(Runner(config, run_dir, parallel=1).run())
-    with RunReader(run_dir) as reader:
-        (record,) = list(reader.records())
-        summary = reader.summary()
-    assert summary is not None
+    record, summary = run_single(config, run_dir)
     return record, summary
 
 
