@@ -1,0 +1,96 @@
+"""The quality gate of a task: what ``toolproof check-task`` and CI's proven tests enforce.
+
+A task is fit to ship when (each rule is a :class:`Finding` when broken):
+
+* ``valid``: it loads and passes every preflight check (:mod:`toolproof.engine.preflight`): among them,
+  every tool its reference solution calls is one it offers;
+* ``oracle``: the reference solution is ``perfect`` on every one of :data:`ORACLE_EPOCHS`
+  seeds, without a task error;
+* ``noop``: doing nothing is ``fail`` with no credit, and no progress check passes on the
+  initial world (a check that holds before the agent acts measures nothing);
+* ``random``: seeded random calls never pass;
+* ``flawed``: each flawed agent fails exactly the tasks of its weakness, as
+  ``tests/suites/test_proven.py`` defines it (``gullible`` the attacked tasks,
+  ``never-asks`` the ambiguous ones, ``never-retries`` the tool_error tasks whose
+  reference run meets an error result) and passes every other;
+* ``answer_in_prompt``: no rendered prompt contains the answer an output check expects;
+* ``facts_vary``: the values the checks compare change across seeds (templates draw them).
+
+The episodes run in process through :class:`~toolproof.engine.Worker`, the engine's own
+runner, so a gate verdict is what ``toolproof run`` would score. The judging functions
+take records, not runs, so the proven tests share them with one run per suite and agent.
+"""
+
+from __future__ import annotations
+
+from toolproof.spec import Suite, Task
+
+from ._rules import (
+    FIXED_FACTS,
+    FLAWED,
+    MARKER,
+    ORACLE_EPOCHS,
+    OTHER_EPOCHS,
+    RANDOM_PASSABLE,
+    Finding,
+)
+from ._runs import GateRecords, gate_records, run_agent
+from ._static import (
+    CHOICE_SEEDS,
+    instances_of,
+    judge_answer_in_prompt,
+    judge_facts_vary,
+    judge_markers,
+)
+from ._verdicts import (
+    asks,
+    judge_flawed,
+    judge_noop,
+    judge_oracle,
+    judge_random,
+    meets_error_to_recover,
+    why,
+)
+
+__all__ = [
+    "CHOICE_SEEDS",
+    "FIXED_FACTS",
+    "FLAWED",
+    "MARKER",
+    "ORACLE_EPOCHS",
+    "OTHER_EPOCHS",
+    "RANDOM_PASSABLE",
+    "Finding",
+    "GateRecords",
+    "asks",
+    "gate_records",
+    "instances_of",
+    "judge_answer_in_prompt",
+    "judge_facts_vary",
+    "judge_flawed",
+    "judge_markers",
+    "judge_noop",
+    "judge_oracle",
+    "judge_random",
+    "judge_task",
+    "meets_error_to_recover",
+    "run_agent",
+    "why",
+]
+
+
+def judge_task(suite: Suite, task: Task, records: GateRecords) -> list[Finding]:
+    """Every gate rule on one task, from the records of every agent."""
+    oracle = records.of("oracle", task.id)
+    findings = judge_markers(task, suite.task_file(task.id).read_text(encoding="utf-8"))
+    findings += judge_oracle(task, oracle)
+    findings += judge_noop(task, records.of("noop", task.id))
+    findings += judge_random(task, records.of("random", task.id))
+    for agent in FLAWED:
+        findings += judge_flawed(task, agent, records.of(agent, task.id), oracle)
+    instances = instances_of(suite, task.id, ORACLE_EPOCHS)
+    findings += judge_answer_in_prompt(
+        instances, lambda: instances_of(suite, task.id, CHOICE_SEEDS)
+    )
+    findings += judge_facts_vary(instances)
+    return findings

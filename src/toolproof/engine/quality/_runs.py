@@ -1,0 +1,73 @@
+"""The gate's episodes: every agent it judges, run in process by the engine's own worker."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from toolproof.results import EpisodeRecord
+from toolproof.spec import Suite
+
+from ..config import RunConfig
+from ..executor import EpisodeJob, Worker
+from ._rules import FLAWED, ORACLE_EPOCHS, OTHER_EPOCHS
+
+
+@dataclass
+class GateRecords:
+    """Every record the gate judges, by agent then task id."""
+
+    by_agent: dict[str, dict[str, list[EpisodeRecord]]] = field(default_factory=dict)
+
+    def of(self, agent: str, task_id: str) -> list[EpisodeRecord]:
+        """The records of one agent on one task (empty when it was not run)."""
+        return self.by_agent.get(agent, {}).get(task_id, [])
+
+
+def run_agent(
+    suite: Suite,
+    agent: str,
+    epochs: int,
+    task_ids: Iterable[str] | None = None,
+    *,
+    parallel: int = 8,
+) -> dict[str, list[EpisodeRecord]]:
+    """Run one agent over tasks of a suite for ``epochs`` seeds, in process; records by task.
+
+    Args:
+        suite: The loaded suite.
+        agent: The agent spec (``oracle``, ``noop``, ``random``, a flawed agent).
+        epochs: How many epochs (seeds) per task.
+        task_ids: The tasks (default: every task of the suite).
+        parallel: Episodes at once.
+    """
+    ids = list(task_ids) if task_ids is not None else [t.id for t in suite.tasks]
+    config = RunConfig(
+        suite=str(suite.root), agent=agent, epochs=epochs, snapshots=False, retries=0
+    )
+    worker = Worker(config, None, suite)
+    jobs = [EpisodeJob(t, e) for t in ids for e in range(epochs)]
+
+    async def all_jobs() -> list[EpisodeRecord]:
+        slots = asyncio.Semaphore(parallel)
+
+        async def one(job: EpisodeJob) -> EpisodeRecord:
+            async with slots:
+                return await worker.run(job)
+
+        return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+    out: dict[str, list[EpisodeRecord]] = {t: [] for t in ids}
+    for record in asyncio.run(all_jobs()):
+        out[record.task.id].append(record)
+    return out
+
+
+def gate_records(suite: Suite, task_ids: list[str]) -> GateRecords:
+    """Run every agent the gate needs over the given tasks."""
+    records = GateRecords()
+    records.by_agent["oracle"] = run_agent(suite, "oracle", ORACLE_EPOCHS, task_ids)
+    for agent in ("noop", "random", *FLAWED):
+        records.by_agent[agent] = run_agent(suite, agent, OTHER_EPOCHS, task_ids)
+    return records
