@@ -3,9 +3,8 @@
 A ``python:`` agent is the user's code, running in the harness's process. If its
 ``act`` called ``time.sleep()`` or spun in a CPU loop on the harness's event loop,
 every other episode would stall and no time limit could fire. So each episode's
-agent gets a thread with its own loop (one at a time: between episodes the loop is
-parked for the next episode's agent, the last one's leftover tasks cancelled first;
-:class:`_LoopThread`):
+agent gets a thread (a spare one, reused) with a loop of its own, closed with what
+the agent left on it when the episode ends:
 
 * ``act`` (a coroutine function or a plain ``def``) and ``run`` execute there; the
   harness awaits the result on its loop, where the step and episode time limits
@@ -32,7 +31,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
-import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -67,36 +65,24 @@ def _describe(exc: BaseException) -> str:
         return type(exc).__name__
 
 
-class _LoopThread:
-    """A daemon thread running one event loop for agents, one episode's agent at a time.
+class _AgentLoop:
+    """One thread running one event loop, started at first use.
 
-    Between episodes the loop keeps running, parked on :data:`_parked`, so the next
-    episode's agent costs neither a new loop nor a thread hand-off: :meth:`recycle`
-    cancels what the last agent left running before the loop is parked again. A loop
-    parked for :data:`IDLE_S` stops, and its thread goes back to ``_spare_threads``.
+    The thread is a spare one (``_spare_threads``): when the loop has stopped and closed,
+    it goes back to wait for another episode's agent instead of ending.
     """
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._stopping = False
-        self._parkings = 0  # which parking a retirement timer belongs to
-        self.thread: threading.Thread | None = None  # set once the loop runs
-        self._reset()
-
-    def _reset(self) -> None:
-        # The agent's own stray tasks (one that died of SystemExit, say) are its business:
-        # not logged as the harness's errors. What an agent set on the loop is undone.
-        self.loop.set_exception_handler(lambda loop, context: None)
-        self.loop.set_task_factory(None)
-
-    def start(self, name: str) -> None:
-        run_on_spare(self._main, name)
+    def __init__(self, name: str) -> None:
+        self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # at first use
+        self._name = name
+        self._started = False
+        self._closing = False
+        self._in_flight = 0
 
     def _main(self) -> None:
-        loop = self.loop
-        self.thread = threading.current_thread()
+        loop = self._loop
         asyncio.set_event_loop(loop)
-        while not self._stopping:
+        while not self._closing:
             # A SystemExit in a task the agent spawned escapes run_forever: that task is
             # over, the loop (and every other call) goes on.
             with contextlib.suppress(BaseException):
@@ -113,84 +99,19 @@ class _LoopThread:
         with contextlib.suppress(BaseException):
             asyncio.set_event_loop(None)  # the thread's next job starts without this loop
 
-    def stop(self) -> None:
-        """Stop the loop once what runs on it yields (a blocked agent's thread ends later)."""
-        self._stopping = True
-        with contextlib.suppress(RuntimeError):  # the loop is already closed
-            self.loop.call_soon_threadsafe(self.loop.stop)
-
-    def recycle(self) -> None:
-        """After an episode: cancel the agent's leftover tasks, then park (a one-way hop)."""
-        with contextlib.suppress(RuntimeError):
-            self.loop.call_soon_threadsafe(self._recycle)
-
-    def _recycle(self) -> None:
-        pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:  # parked once they have seen it; one that ignores it retires the loop
-            self.loop.create_task(self._park_after(pending))
-        else:
-            self._park()
-
-    async def _park_after(self, pending: list[asyncio.Task[Any]]) -> None:
-        _, still = await asyncio.wait(pending, timeout=1)
-        if still:
-            self.stop()
-        else:
-            self._park()
-
-    def _park(self) -> None:
-        self._reset()
-        with _lock:
-            if len(_parked) >= KEEP_PARKED:
-                self.stop()
-                return
-            _parked.append(self)
-        self._parkings += 1
-        self.loop.call_later(IDLE_S, self._retire, self._parkings)
-
-    def _retire(self, parking: int) -> None:
-        with _lock:
-            if parking != self._parkings or self not in _parked:
-                return  # taken since (and maybe parked again, with a timer of its own)
-            _parked.remove(self)
-        self.stop()
-
-
-IDLE_S = 10.0
-"""Seconds a parked agent loop waits for the next episode before it stops."""
-KEEP_PARKED = 2048
-"""Agent loops parked at most (one per episode in flight is what a run needs)."""
-_parked: list[_LoopThread] = []
-_lock = threading.Lock()
-
-
-def _take_loop(name: str) -> _LoopThread:
-    """A parked agent loop, or a new one on a spare thread."""
-    with _lock:
-        entry = _parked.pop() if _parked else None
-    if entry is not None and entry.thread is not None:
-        entry.thread.name = name  # each episode's agent on a thread named after it
-    if entry is None:
-        entry = _LoopThread()
-        entry.start(name)
-    return entry
-
-
-class _AgentLoop:
-    """One episode's agent on a thread and event loop of its own, taken at first use."""
-
-    def __init__(self, name: str) -> None:
-        self._entry: _LoopThread | None = None
-        self._name = name
-        self._closing = False
-        self._in_flight = 0
-
     @property
     def busy(self) -> bool:
         """A call is still running on the agent's thread (e.g. one that timed out)."""
         return self._in_flight > 0
+
+    def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._loop = asyncio.new_event_loop()
+            # The agent's own stray tasks (one that died of SystemExit, say) are its business:
+            # not logged as the harness's errors.
+            self._loop.set_exception_handler(lambda loop, context: None)
+            run_on_spare(self._main, self._name)
 
     async def call(
         self, what: str, fn: Callable[[], Any], check: Callable[[Any], Any] | None = None
@@ -209,9 +130,8 @@ class _AgentLoop:
         """
         if self._closing:
             raise AgentCodeError(f"{what}: the agent is closed")
-        if self._entry is None:
-            self._entry = _take_loop(self._name)
-        agent_loop = self._entry.loop
+        self._start()
+        agent_loop = self._loop
         here = asyncio.get_running_loop()
         done: asyncio.Future[tuple[bool, Any]] = here.create_future()
         running: list[asyncio.Task[Any]] = []
@@ -256,16 +176,12 @@ class _AgentLoop:
         return value
 
     def close(self) -> None:
-        """Give the loop back for another episode, or stop it when a call still runs on it
-        (a blocked agent's thread ends later, with its loop)."""
+        """Stop the loop once what runs on it yields (a blocked agent's thread ends later)."""
         self._closing = True
-        entry, self._entry = self._entry, None
-        if entry is None:  # never started: nothing to stop
+        if not self._started:  # never started: nothing to stop
             return
-        if self.busy:
-            entry.stop()
-        else:
-            entry.recycle()
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            self._loop.call_soon_threadsafe(self._loop.stop)
 
 
 async def _on(loop: asyncio.AbstractEventLoop, coro: Awaitable[T]) -> T:
