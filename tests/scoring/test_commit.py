@@ -37,6 +37,12 @@ PRICE = {"kind": "output", "number": 12.5, "tolerance": 0.01}
         "It is 12.5 EUR. Maybe 14 EUR though, I am not sure.",
         "Probably 12.5 EUR; it could be 13 EUR as well.",
         "12.5 EUR (or possibly 13 EUR)",
+        "12.5 13.5",
+        " ".join(str(n / 2) for n in range(200)),  # a spray of numbers, 12.5 among them
+        "\n".join(str(n / 2) for n in range(20, 30)),  # one per line
+        "$12.5 $14",
+        "12.5;13.5;14",
+        "12.5|13",
     ],
 )
 def test_a_number_with_a_rival_fails(answer: str) -> None:
@@ -56,6 +62,8 @@ def test_a_number_with_a_rival_fails(answer: str) -> None:
         "Invoice INV-2041, line 7: 12.5 EUR at 10:30.",
         "The price is 12.5 EUR, up from 11 EUR last month.",
         "3 items, 12.5 EUR in all; ticket T-14 is closed.",
+        "12.5 (10 + 2.5)",
+        "The total is 12.5 (10 plus 2.5).",
     ],
 )
 def test_a_committed_number_passes_beside_dates_ids_and_other_figures(answer: str) -> None:

@@ -10,7 +10,8 @@ is in ``docs/writing-tasks.md`` ("Answers that commit"):
   Numbers inside dates, times and ids (``2026-03-01``, ``10:30``, ``CHK-1``)
   are not numbers here. The answer hedges when a rival is joined to the
   expected value only by connectors (``12 or 15``, ``12/15``, ``12-15``,
-  ``between 10 and 20``, ``12, 15``) or when it names a rival and says it is
+  ``between 10 and 20``, ``12, 15``) or by nothing at all (``12 15``, and so a
+  spray of numbers ``0 1 2 ... 199``), or when it names a rival and says it is
   unsure (``maybe``, ``perhaps``, ``possibly``, ``probably``, ``either``,
   ``not sure``, ``might be``, ``could be``, ...).
 * **text** (``contains``, ``any_of``, ``equals``): when the expected text is one
@@ -80,10 +81,12 @@ _CURRENCY_CODES = {
     "yen": "jpy",
     "chf": "chf",
 }
-_NUMBER = re.compile(r"^([($€£¥]*)(-?\d[\d,]*(?:\.\d+)?)(%?)([)\].,;:!?]*)$")
+_NUMBER = re.compile(r"^([($€£¥]*)(-?\d[\d,]*(?:\.\d+)?)(%?)([)\].,;:!?|]*)$")
 _RANGE = re.compile(
     r"^([($€£¥]*-?\d[\d,.]*%?)([/\u2013\u2014~]|-)([($€£¥]*\d[\d,.]*%?[)\].,;:!?]*)$"
 )
+_GLUED = re.compile(r"(?<=[;|])")
+"""Where one word holds a list (``41;42;43``, ``41|42``): split after each separator."""
 _OPEN = "open"
 _BARE = "bare"
 
@@ -97,7 +100,7 @@ class _Num:
 
 def _tokens(text: str) -> list[str]:
     out: list[str] = []
-    for raw in text.split():
+    for raw in (piece for word in text.split() for piece in _GLUED.split(word) if piece):
         match = _RANGE.match(raw)
         if match and raw.count("-") <= 1:  # 12-15, 12/15 (a date 2026-03-01 stays whole)
             out.extend([match.group(1), match.group(2), match.group(3)])
@@ -186,12 +189,25 @@ def number_hedge(answer: str, target: float, tolerance: float, question: str) ->
             if first is not None and first.kind.startswith("unit:"):
                 unit = first.kind.removeprefix("unit:")
                 skip = skip | {unit, unit + "s"}
-            listed = bool(between) or tokens[low].endswith((",", ";"))  # "12, 15" lists
+            listed = (
+                bool(between)
+                or tokens[low].endswith((",", ";", "|"))  # "12, 15" lists
+                or (_plain(tokens[low]) and _plain(tokens[high]))  # so does "12 15" ("1 2 3 ...")
+            )
             if listed and _compatible(hit.kind, rival.kind) and _only_connectors(between, skip):
                 return f"it offers {_show(rival.value)} beside {_show(target)}"
     if UNSURE.search(answer):
         return f"it names {_show(rivals[0].value)} too and is not sure"
     return None
+
+
+_PLAIN = re.compile(r"[$€£¥]?-?\d[\d,]*(?:\.\d+)?%?[.,;]?")
+
+
+def _plain(token: str) -> bool:
+    """A number alone in its token, not opening or closing a bracket (``(15`` in
+    ``42 (15 + 27)`` shows the work; ``15 27`` side by side lists)."""
+    return _PLAIN.fullmatch(token) is not None
 
 
 def numbers_at(numbers: list[_Num], index: int) -> _Num | None:
