@@ -2,8 +2,9 @@
 
 A task is fit to ship when (each rule is a :class:`Finding` when broken):
 
-* ``valid``: it loads and passes every preflight check (:mod:`toolproof.engine.preflight`): among them,
-  every tool its reference solution calls is one it offers;
+* ``valid``: it loads and passes every preflight check
+  (:mod:`toolproof.engine.preflight`): among them, every tool its reference solution
+  calls is one it offers;
 * ``oracle``: the reference solution is ``perfect`` on every one of :data:`ORACLE_EPOCHS`
   seeds, without a task error;
 * ``noop``: doing nothing is ``fail`` with no credit, and no progress check passes on the
