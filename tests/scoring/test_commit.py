@@ -148,3 +148,54 @@ def test_hostile_answers_do_not_crash_the_rule() -> None:
     for answer in hostile:
         check(PRICE, answer=answer)
         check({"kind": "output", "contains": ["P3"]}, answer=answer, **SHOP_TASK)
+
+
+# An answer that dumps everything it saw (every id, every date) is not an answer.
+
+EVENTS_TASK: dict[str, Any] = {
+    "description": "Which day of that week has the most meetings? Answer with the date.",
+    "world": {
+        "records": {
+            "events": {
+                f"B{i}": {"title": f"Meeting {i}", "date": f"2026-03-{9 + i % 5:02d}"}
+                for i in range(10)
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed"),
+    [
+        ("M1 M2 M3 M4", False),  # the digits of ids are not a count
+        ("B2, x86, 2nd", False),
+        ("There are 2 unread emails (M2 and M4).", True),
+        ("2.", True),
+    ],
+)
+def test_the_digits_inside_ids_and_words_are_not_a_stated_number(answer: str, passed: bool) -> None:
+    result = check({"kind": "output", "number": 2}, answer=answer)
+    assert result.passed is passed, result.detail
+
+
+def test_naming_every_date_of_the_world_is_a_hedge() -> None:
+    spec = {"kind": "output", "contains": ["2026-03-11"]}
+    every = ". ".join(f"Meeting on 2026-03-{d:02d}" for d in range(9, 14))
+    result = check(spec, answer=every, **EVENTS_TASK)
+    assert not result.passed and "every option" in result.detail
+    assert check(spec, answer="2026-03-11, with 2 meetings.", **EVENTS_TASK).passed
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed"),
+    [
+        ("P3", True),
+        ("P3 (Toaster), 2 left.", True),
+        ("P1 P2 P3", False),  # every product: a dump, not an answer
+        ("P3 or P2", False),
+    ],
+)
+def test_a_regex_answer_commits_to_one_option(answer: str, passed: bool) -> None:
+    result = check({"kind": "output", "regex": "\\bP3\\b"}, answer=answer, **SHOP_TASK)
+    assert result.passed is passed, result.detail

@@ -14,7 +14,9 @@ is in ``docs/writing-tasks.md`` ("Answers that commit"):
   spray of numbers ``0 1 2 ... 199``), or when it names a rival and says it is
   unsure (``maybe``, ``perhaps``, ``possibly``, ``probably``, ``either``,
   ``not sure``, ``might be``, ``could be``, ...).
-* **text** (``contains``, ``any_of``, ``equals``): when the expected text is one
+* **text** (``contains``, ``any_of``, ``equals``, and ``regex`` over the options
+  its pattern accepts on their own; dates are options, bare figures are not): when
+  the expected text is one
   of a set of options in the task's world (keys of one collection, or one
   field's values across a collection, three or more of them for the first rule),
   the answer hedges when it names every option, when a rival option is joined
@@ -259,7 +261,30 @@ def _mentions(text: str, option: str) -> list[re.Match[str]]:
 
 
 def _usable(option: str) -> bool:
+    """An option distinctive enough to count: not a bare figure (``12``, ``3.5``), which
+    turns up anywhere; a date (``2026-03-09``) is one."""
+    if _DATE.fullmatch(option):
+        return True
     return len(option) >= 2 and not re.fullmatch(r"[-\d.,\s]+", option)
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def regex_options(pattern_matches: Any, records: Any) -> list[str]:
+    """The world's options that a regex check's pattern matches on their own (``R3`` for
+    ``\\bR3\\b``): the texts it expects, for the option rule of :func:`text_hedge`.
+
+    Args:
+        pattern_matches: ``text -> bool``, the check's own match (its flags and timeout).
+        records: The world's initial records.
+    """
+    seen: dict[str, None] = {}
+    for options in option_sets(records):
+        for option in options:
+            if option not in seen and _usable(option) and pattern_matches(option) is True:
+                seen[option] = None
+    return list(seen)
 
 
 def text_hedge(

@@ -6,11 +6,15 @@ import json
 import re
 from typing import Any
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+_NUMBER = re.compile(
+    r"(?<![A-Za-z_\d.-])(?:-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+)(?![A-Za-z_\d])"
+)
 
 
 def numbers_in(text: str) -> list[float]:
-    """Every number written in the text (thousands separators allowed)."""
+    """Every number written in the text (thousands separators allowed), not the digits of
+    an id or a word (``M2``, ``B13``, ``x86``, ``3rd``): an answer that lists ids does not
+    state the numbers inside them."""
     out = []
     for match in _NUMBER.findall(text):
         try:

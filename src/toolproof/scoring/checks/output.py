@@ -5,7 +5,7 @@ from __future__ import annotations
 from toolproof.spec import OutputCheck, patterns
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._commit import number_hedge, text_hedge
+from ._commit import number_hedge, regex_options, text_hedge
 from ._text import norm, numbers_in, parse_json_loose
 
 
@@ -25,6 +25,13 @@ def _hedges(spec: OutputCheck, ctx: ScoringContext, answer: str) -> list[str]:
         (list(spec.any_of), True),
         ([spec.equals] if spec.equals is not None else [], False),
     ]
+    if spec.regex is not None:  # the options the pattern accepts, e.g. R3 for \bR3\b
+        pattern = spec.regex
+        accepted = regex_options(
+            lambda text: patterns.search(pattern, text, ignore_case=not spec.case_sensitive),
+            records,
+        )
+        texts.append((accepted, True))
     for expected, alternatives in texts:
         if expected:
             why = text_hedge(answer, expected, records, question, any_of=alternatives)
