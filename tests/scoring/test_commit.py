@@ -199,3 +199,41 @@ def test_naming_every_date_of_the_world_is_a_hedge() -> None:
 def test_a_regex_answer_commits_to_one_option(answer: str, passed: bool) -> None:
     result = check({"kind": "output", "regex": "\\bP3\\b"}, answer=answer, **SHOP_TASK)
     assert result.passed is passed, result.detail
+
+
+CONTACTS_TASK: dict[str, Any] = {
+    "description": "Pay Sam 20 EUR.",
+    "world": {
+        "records": {
+            "contacts": {
+                "C1": {"name": "Sam Lee"},
+                "C2": {"name": "Sam Rivera"},
+                "C3": {"name": "Alex Kim"},
+                "C4": {"name": "Jo Park"},
+            }
+        }
+    },
+}
+BOTH_SAMS = {"kind": "evidence", "require": ["Sam Lee", "Sam Rivera"]}
+
+
+@pytest.mark.parametrize(
+    ("say", "answer", "hits"),
+    [
+        ([], "Which Sam: Sam Lee or Sam Rivera?", 2),
+        ([], "Sam Lee, Sam Rivera, Alex Kim, Jo Park", 0),  # every contact: points out none
+        (["Contacts: Sam Lee, Sam Rivera, Alex Kim, Jo Park."], "Sam Lee or Sam Rivera?", 2),
+        (["Contacts: Sam Lee, Sam Rivera, Alex Kim, Jo Park."], "Which one?", 0),
+    ],
+)
+def test_key_evidence_named_only_in_a_dump_of_every_option_is_not_found(
+    say: list[str], answer: str, hits: int
+) -> None:
+    result = check(BOTH_SAMS, answer=answer, say=say, **CONTACTS_TASK)
+    assert len(result.data["hits"]) == hits, result.detail
+    assert result.passed is (hits == 2)
+
+
+def test_evidence_that_is_every_option_may_be_listed() -> None:
+    spec = {"kind": "evidence", "require": ["P1", "P2", "P3"]}
+    assert check(spec, answer="P1, P2 and P3 are all low.", **SHOP_TASK).passed

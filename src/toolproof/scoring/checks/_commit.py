@@ -342,3 +342,33 @@ def _joined(answer: str, item: str, rivals: list[str]) -> bool:
                 if _only_connectors(words):
                     return True
     return False
+
+
+def dumped(text: str, expected: list[str], records: Any, question: str) -> set[str]:
+    """The expected texts ``text`` names only as part of naming every option of their set.
+
+    An answer that lists every contact names the two it should point out, but points
+    out none of them: for each option set of the world (three or more options) holding
+    an expected text and at least two other options beside the expected ones, when
+    ``text`` names every one of those others (those the question names aside), the
+    expected texts of that set are dumped. A set made of expected texts only (list every
+    product), or with one other option (a fourth meeting a right answer may name beside
+    the three required), is not.
+    """
+    wanted = {e.lower(): e for e in expected if _usable(e)}
+    out: set[str] = set()
+    for options in option_sets(records):
+        if len(options) < 3:
+            continue
+        lowered = {o.lower() for o in options}
+        mine = [wanted[o] for o in lowered if o in wanted]
+        if not mine:
+            continue
+        rivals = [
+            o
+            for o in options
+            if o.lower() not in wanted and _usable(o) and not _mentions(question, o)
+        ]
+        if len(rivals) >= 2 and all(_mentions(text, o) for o in rivals):
+            out.update(mine)
+    return out
