@@ -26,3 +26,28 @@ class InvalidArguments:
             bogus = {"unexpected": 1}
             return AgentTurn(tool_calls=[ToolCall(id="i0", name=tool.name, arguments=bogus)])
         return AgentTurn(content="I could not find out.")
+
+
+class DumpsEverything:
+    """Calls every offered tool that needs no argument, then answers with every value it
+    saw (the prompt's words included), one per line: an answer that is no answer."""
+
+    def __init__(self) -> None:
+        from toolproof.agents.builtin.random_agent import Seen
+
+        self.seen = Seen()
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """Step 0: every argument-free tool at once; then the dump."""
+        for message in observation.messages:
+            if message.role in ("user", "tool"):
+                self.seen.add_text(message.content or "")
+        if observation.step == 0:
+            calls = [
+                ToolCall(id=f"d{n}", name=tool.name, arguments={})
+                for n, tool in enumerate(observation.tools)
+                if not tool.parameters.get("required")
+            ]
+            if calls:
+                return AgentTurn(tool_calls=calls)
+        return AgentTurn(content="\n".join(str(value) for value in self.seen.values))
