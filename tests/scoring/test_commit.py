@@ -237,3 +237,19 @@ def test_key_evidence_named_only_in_a_dump_of_every_option_is_not_found(
 def test_evidence_that_is_every_option_may_be_listed() -> None:
     spec = {"kind": "evidence", "require": ["P1", "P2", "P3"]}
     assert check(spec, answer="P1, P2 and P3 are all low.", **SHOP_TASK).passed
+
+
+def test_an_answer_that_repeats_most_of_the_world_does_not_commit() -> None:
+    spec = {"kind": "output", "contains": ["Sam Lee"]}
+    dump = "C1 Sam Lee\nC2 Sam Rivera\nC3 Alex Kim\nC4 Jo Park"
+    result = check(spec, answer=dump, **CONTACTS_TASK)
+    assert not result.passed and "repeats most of the world" in result.detail
+    assert check(spec, answer="I paid Sam Lee (C1).", **CONTACTS_TASK).passed
+    evidence = check(BOTH_SAMS, answer=dump, **CONTACTS_TASK)
+    assert evidence.data["hits"] == [] and not evidence.passed
+
+
+def test_a_small_world_is_never_read_as_dumped() -> None:
+    # Six values (three ids, three names; the stock figures are bare): too few to tell.
+    spec = {"kind": "output", "contains": ["P3"]}
+    assert check(spec, answer="P3 (Toaster) has 2; P1 Kettle 9", **SHOP_TASK).passed

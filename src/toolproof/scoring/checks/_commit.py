@@ -372,3 +372,55 @@ def dumped(text: str, expected: list[str], records: Any, question: str) -> set[s
         if len(rivals) >= 2 and all(_mentions(text, o) for o in rivals):
             out.update(mine)
     return out
+
+
+DUMP_MIN_VALUES = 8
+"""Worlds with fewer distinct values than this are never read as dumped (too few to tell)."""
+DUMP_SHARE = 0.6
+"""The share of a world's values a text must name to be a dump of it."""
+_DUMP_MAX_VALUES = 2000
+
+
+def world_values(records: Any) -> list[str]:
+    """The distinct, distinctive values of a world: the keys of its collections (ids: a
+    mapping whose values are all records) and the text of every scalar, bare figures
+    aside (at most 2,000)."""
+    seen: dict[str, None] = {}
+
+    def walk(node: Any, depth: int) -> None:
+        if len(seen) >= _DUMP_MAX_VALUES or depth > 8:
+            return
+        if isinstance(node, dict):
+            rows = len(node) >= 2 and all(isinstance(v, dict) for v in node.values())
+            for key, value in node.items():
+                if rows and _usable(str(key)):  # a collection's ids, not field names
+                    seen.setdefault(str(key).lower(), None)
+                walk(value, depth + 1)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, depth + 1)
+        else:
+            for text in _scalars(node):
+                if _usable(text) and len(text) <= 200:
+                    seen.setdefault(text.lower(), None)
+
+    walk(records, 0)
+    return list(seen)
+
+
+def world_dump(text: str, records: Any, question: str) -> str | None:
+    """Why ``text`` is a dump of the world (it names most of its values), or None.
+
+    An answer that repeats every id, date and name it read contains whatever a check
+    expects without committing to any of it. A text that names at least
+    :data:`DUMP_SHARE` of a world's distinct values (those the question names aside;
+    worlds of at least :data:`DUMP_MIN_VALUES` of them) is one.
+    """
+    values = [v for v in world_values(records) if not _mentions(question, v)]
+    if len(values) < DUMP_MIN_VALUES:
+        return None
+    lowered = text.lower()
+    named = sum(1 for v in values if v in lowered and _mentions(text, v))
+    if named >= DUMP_SHARE * len(values):
+        return f"it repeats most of the world ({named} of its {len(values)} values)"
+    return None

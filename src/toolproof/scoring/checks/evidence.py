@@ -7,7 +7,7 @@ import json
 from toolproof.spec import EvidenceCheck
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._commit import dumped
+from ._commit import dumped, world_dump
 from ._text import norm
 
 
@@ -37,7 +37,11 @@ def _pointed_out(
             continue
         dump = set()
         if spec.where != "tool_args":
-            dump = dumped(part, hits, ctx.initial.records, ctx.instance.task.description)
+            records, question = ctx.initial.records, ctx.instance.task.description
+            if world_dump(part, records, question) is not None:
+                dump = set(hits)
+            else:
+                dump = dumped(part, hits, records, question)
         found.update(e for e in hits if e not in dump)
         dumps.update(dump)
     return [e for e in spec.require if e in found], dumps - found
