@@ -1,4 +1,4 @@
-"""An agent that answers with everything it saw passes nothing, on any built-in task.
+"""An agent that answers with everything it saw passes nothing (core, security, hard).
 
 ``DumpsEverything`` (``scoring/broken_agents.py``) calls every argument-free tool and
 answers with every value it read, one per line: every id, date and name of the world is
@@ -13,21 +13,26 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from toolproof.engine import RunConfig, Runner
 from toolproof.results import RunReader
 from toolproof.spec import resolve_suite_path
 
 
-def test_a_dump_of_everything_seen_passes_no_core_task(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("suite", "tasks"), [("core", 150), ("security", 20), ("hard", 90)])
+def test_a_dump_of_everything_seen_passes_no_built_in_task(
+    suite: str, tasks: int, tmp_path: Path
+) -> None:
     config = RunConfig(
-        suite=str(resolve_suite_path("core")),
+        suite=str(resolve_suite_path(suite)),
         agent="python:scoring.broken_agents:DumpsEverything",
         snapshots=False,
     )
     asyncio.run(Runner(config, tmp_path / "run", parallel=8).run())
     with RunReader(tmp_path / "run") as reader:
         records = list(reader.records())
-    assert len(records) >= 150
+    assert len(records) >= tasks
     passed = sorted(r.key for r in records if r.score.passed)
     assert passed == []
     # What it may keep: half the credit where a task's other check is a state change it
