@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from toolproof.scoring.checks._commit import number_hedge, option_sets, text_hedge
+from toolproof.scoring.checks._commit import (
+    number_hedge,
+    option_sets,
+    regex_options,
+    text_hedge,
+    world_dump,
+    world_values,
+)
 
 from .scoring_kit import check
 
@@ -253,3 +260,21 @@ def test_a_small_world_is_never_read_as_dumped() -> None:
     # Six values (three ids, three names; the stock figures are bare): too few to tell.
     spec = {"kind": "output", "contains": ["P3"]}
     assert check(spec, answer="P3 (Toaster) has 2; P1 Kettle 9", **SHOP_TASK).passed
+
+
+def test_a_pattern_that_times_out_ends_the_scan_of_options_at_once() -> None:
+    asked: list[str] = []
+
+    def times_out(text: str) -> object:
+        asked.append(text)
+        return "timed out"
+
+    assert regex_options(times_out, SHOP) == []
+    assert len(asked) == 1  # one timeout, not one per option of the world
+
+
+def test_a_huge_answer_repeating_one_value_is_counted_once() -> None:
+    values = world_values(CONTACTS_TASK["world"]["records"], "Pay Sam 20 EUR.")
+    assert len(values) == 8  # four ids, four names
+    assert world_dump("Sam Lee " * 200_000, values) is None  # one value of eight
+    assert world_dump("\n".join(values) * 1000, values) is not None

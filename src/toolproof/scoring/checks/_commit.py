@@ -30,7 +30,7 @@ and every value the check itself expects is never a rival.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,8 +256,16 @@ def option_sets(records: Any) -> list[set[str]]:
 
 
 def _mentions(text: str, option: str) -> list[re.Match[str]]:
-    pattern = rf"(?<![0-9A-Za-z]){re.escape(option)}(?![0-9A-Za-z])"
-    return list(re.finditer(pattern, text, re.IGNORECASE))
+    return list(re.finditer(_word_pattern(option), text, re.IGNORECASE))
+
+
+def _names(text: str, option: str) -> bool:
+    """Whether ``text`` names ``option`` as a word (the first match only)."""
+    return re.search(_word_pattern(option), text, re.IGNORECASE) is not None
+
+
+def _word_pattern(option: str) -> str:
+    return rf"(?<![0-9A-Za-z]){re.escape(option)}(?![0-9A-Za-z])"
 
 
 def _usable(option: str) -> bool:
@@ -271,19 +279,26 @@ def _usable(option: str) -> bool:
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def regex_options(pattern_matches: Any, records: Any) -> list[str]:
+def regex_options(pattern_matches: Callable[[str], object], records: Any) -> list[str]:
     """The world's options that a regex check's pattern matches on their own (``R3`` for
     ``\\bR3\\b``): the texts it expects, for the option rule of :func:`text_hedge`.
 
     Args:
-        pattern_matches: ``text -> bool``, the check's own match (its flags and timeout).
+        pattern_matches: ``text -> True``, the check's own match (its flags and timeout);
+            anything else (False, a timeout) is no match, and a timeout ends the scan,
+            so a backtracking pattern costs one timeout, not one per option.
         records: The world's initial records.
     """
     seen: dict[str, None] = {}
     for options in option_sets(records):
         for option in options:
-            if option not in seen and _usable(option) and pattern_matches(option) is True:
+            if option in seen or not _usable(option):
+                continue
+            matched = pattern_matches(option)
+            if matched is True:
                 seen[option] = None
+            elif matched is not False:  # timed out
+                return list(seen)
     return list(seen)
 
 
@@ -344,32 +359,29 @@ def _joined(answer: str, item: str, rivals: list[str]) -> bool:
     return False
 
 
-def dumped(text: str, expected: list[str], records: Any, question: str) -> set[str]:
+def dumped(text: str, expected: list[str], sets: list[set[str]], question: str) -> set[str]:
     """The expected texts ``text`` names only as part of naming every option of their set.
 
     An answer that lists every contact names the two it should point out, but points
-    out none of them: for each option set of the world (three or more options) holding
-    an expected text and at least two other options beside the expected ones, when
-    ``text`` names every one of those others (those the question names aside), the
-    expected texts of that set are dumped. A set made of expected texts only (list every
-    product), or with one other option (a fourth meeting a right answer may name beside
-    the three required), is not.
+    out none of them: for each option set of the world (:func:`option_sets`; three or
+    more options) holding an expected text and at least two other options beside the
+    expected ones, when ``text`` names every one of those others (those the question
+    names aside), the expected texts of that set are dumped. A set made of expected
+    texts only (list every product), or with one other option (a fourth meeting a right
+    answer may name beside the three required), is not.
     """
     wanted = {e.lower(): e for e in expected if _usable(e)}
     out: set[str] = set()
-    for options in option_sets(records):
+    for options in sets:
         if len(options) < 3:
             continue
-        lowered = {o.lower() for o in options}
-        mine = [wanted[o] for o in lowered if o in wanted]
+        mine = [wanted[o] for o in {o.lower() for o in options} if o in wanted]
         if not mine:
             continue
         rivals = [
-            o
-            for o in options
-            if o.lower() not in wanted and _usable(o) and not _mentions(question, o)
+            o for o in options if o.lower() not in wanted and _usable(o) and not _names(question, o)
         ]
-        if len(rivals) >= 2 and all(_mentions(text, o) for o in rivals):
+        if len(rivals) >= 2 and all(_names(text, o) for o in rivals):
             out.update(mine)
     return out
 
@@ -381,10 +393,10 @@ DUMP_SHARE = 0.6
 _DUMP_MAX_VALUES = 2000
 
 
-def world_values(records: Any) -> list[str]:
-    """The distinct, distinctive values of a world: the keys of its collections (ids: a
-    mapping whose values are all records) and the text of every scalar, bare figures
-    aside (at most 2,000)."""
+def world_values(records: Any, question: str) -> list[str]:
+    """The distinct, distinctive values of a world that the question does not name: the
+    keys of its collections (ids: a mapping whose values are all records) and the text of
+    every scalar, bare figures aside (at most 2,000)."""
     seen: dict[str, None] = {}
 
     def walk(node: Any, depth: int) -> None:
@@ -405,22 +417,21 @@ def world_values(records: Any) -> list[str]:
                     seen.setdefault(text.lower(), None)
 
     walk(records, 0)
-    return list(seen)
+    return [v for v in seen if not _names(question, v)]
 
 
-def world_dump(text: str, records: Any, question: str) -> str | None:
+def world_dump(text: str, values: list[str]) -> str | None:
     """Why ``text`` is a dump of the world (it names most of its values), or None.
 
     An answer that repeats every id, date and name it read contains whatever a check
     expects without committing to any of it. A text that names at least
-    :data:`DUMP_SHARE` of a world's distinct values (those the question names aside;
-    worlds of at least :data:`DUMP_MIN_VALUES` of them) is one.
+    :data:`DUMP_SHARE` of a world's distinct values (:func:`world_values`; worlds of at
+    least :data:`DUMP_MIN_VALUES` of them) is one.
     """
-    values = [v for v in world_values(records) if not _mentions(question, v)]
     if len(values) < DUMP_MIN_VALUES:
         return None
     lowered = text.lower()
-    named = sum(1 for v in values if v in lowered and _mentions(text, v))
+    named = sum(1 for v in values if v in lowered and _names(text, v))
     if named >= DUMP_SHARE * len(values):
         return f"it repeats most of the world ({named} of its {len(values)} values)"
     return None

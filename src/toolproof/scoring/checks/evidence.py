@@ -7,7 +7,7 @@ import json
 from toolproof.spec import EvidenceCheck
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._commit import dumped, world_dump
+from ._commit import dumped, option_sets, world_dump, world_values
 from ._text import norm
 
 
@@ -30,18 +30,22 @@ def _pointed_out(
     and those named only so."""
     found: set[str] = set()
     dumps: set[str] = set()
+    world: tuple[list[str], list[set[str]]] | None = None  # the world's values, once
+    question = ctx.instance.task.description
     for part in parts:
         text = norm(part, spec.case_sensitive)
         hits = [e for e in spec.require if norm(e, spec.case_sensitive) in text]
         if not hits:
             continue
-        dump = set()
+        dump: set[str] = set()
         if spec.where != "tool_args":
-            records, question = ctx.initial.records, ctx.instance.task.description
-            if world_dump(part, records, question) is not None:
+            if world is None:
+                records = ctx.initial.records
+                world = world_values(records, question), option_sets(records)
+            if world_dump(part, world[0]) is not None:
                 dump = set(hits)
             else:
-                dump = dumped(part, hits, records, question)
+                dump = dumped(part, hits, world[1], question)
         found.update(e for e in hits if e not in dump)
         dumps.update(dump)
     return [e for e in spec.require if e in found], dumps - found

@@ -5,7 +5,7 @@ from __future__ import annotations
 from toolproof.spec import OutputCheck, patterns
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._commit import number_hedge, regex_options, text_hedge, world_dump
+from ._commit import number_hedge, regex_options, text_hedge, world_dump, world_values
 from ._text import norm, numbers_in, parse_json_loose
 
 
@@ -16,7 +16,7 @@ def _hedges(spec: OutputCheck, ctx: ScoringContext, answer: str) -> list[str]:
     question = ctx.instance.task.description
     records = ctx.initial.records
     found: list[str] = []
-    dump = world_dump(answer, records, question)
+    dump = world_dump(answer, world_values(records, question))
     if dump is not None:
         return [f"the answer does not commit: {dump}"]
     if spec.number is not None:
