@@ -95,3 +95,73 @@ async def test_a_turn_waiting_for_a_model_slot_starts_its_clock_with_the_slot() 
     assert [t.termination for t, _ in episodes] == [Termination.COMPLETED] * 6
     waits = [t.steps[0].annotations.get("model_queue_s", 0.0) for t, _ in episodes]
     assert max(waits) > 1.0  # the last waited ~1.5 s for its slot, past the step limit
+
+
+async def test_a_call_that_found_a_free_thread_records_no_queue_however_slow_the_hand_over(
+    slow_command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a loaded machine the hand-over to a free thread can take milliseconds; that is
+    # no queue, and the record must not depend on the load (a replay compares records).
+    instance = render(
+        Task.model_validate(make_task(tools=["get_stock", slow_command])),
+        suite="mini",
+        suite_seed=1,
+        epoch=0,
+        limits=Limits(),
+        system_prompt="s",
+    )
+    pool = ToolPool(4)
+    real_pool = pool._pool
+
+    def slow_submit() -> Any:
+        executor = real_pool()
+        submit = executor.submit
+
+        def delayed(fn: Any) -> Any:
+            return submit(lambda: (time.sleep(0.01), fn())[1])
+
+        monkeypatch.setattr(executor, "submit", delayed)
+        return executor
+
+    monkeypatch.setattr(pool, "_pool", slow_submit)
+    options = EpisodeOptions(agent_label="free", tool_slots=pool)
+    try:
+        episodes = await asyncio.gather(
+            *(run_episode(instance, lambda ctx: CallsOnce(slow_command), options) for _ in range(4))
+        )
+    finally:
+        pool.close()
+    for trajectory, _ in episodes:
+        assert trajectory.termination is Termination.COMPLETED, trajectory.error
+        assert "tool_queue_s" not in trajectory.steps[0].annotations
+
+
+async def test_a_turn_that_found_a_free_model_slot_records_no_queue() -> None:
+    instance = render(
+        Task.model_validate(make_task()),
+        suite="mini",
+        suite_seed=1,
+        epoch=0,
+        limits=Limits(),
+        system_prompt="s",
+    )
+
+    class Answers:
+        async def act(self, observation: Observation) -> AgentTurn:
+            return AgentTurn(content="7")
+
+    slots = asyncio.Semaphore(8)
+    real_acquire = slots.acquire
+
+    async def slow_acquire() -> bool:  # a free slot, handed over late (a busy loop)
+        time.sleep(0.005)
+        return await real_acquire()
+
+    slots.acquire = slow_acquire  # type: ignore[method-assign]
+    options = EpisodeOptions(agent_label="free", model_slots=slots)
+    episodes = await asyncio.gather(
+        *(run_episode(instance, lambda ctx: Answers(), options) for _ in range(4))
+    )
+    for trajectory, _ in episodes:
+        assert trajectory.termination is Termination.COMPLETED, trajectory.error
+        assert "model_queue_s" not in trajectory.steps[0].annotations

@@ -360,6 +360,9 @@ async def _loop(
         )
         budget = min(limits.step_timeout_s, remaining)
         q0 = time.perf_counter()
+        # Only a turn that found every slot taken queued; an uncontended one is recorded
+        # without a queue time, so that the record does not depend on the machine's load.
+        contended = model_slots is not None and model_slots.locked()
         try:
             async with model_slots or contextlib.nullcontext():
                 a0 = time.perf_counter()  # the turn's clock starts once it has a model slot
@@ -377,7 +380,7 @@ async def _loop(
             return Termination.AGENT_ERROR, None, agent_raised(exc, f"act() of step {step}")
         agent_s = time.perf_counter() - a0
         notes: dict[str, Any] | None = {"retries": turn.retries} if turn.retries else None
-        if a0 - q0 > 0.001:
+        if contended and a0 - q0 > 0.001:
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
         follow: FollowUp | None = None
         if turns.active:

@@ -41,6 +41,7 @@ class ToolPool:
         self.workers = workers or DEFAULT_WORKERS
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._running = 0  # calls submitted and not yet finished (guarded by _lock)
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:  # made at first use: nothing happens at import or construction
@@ -54,7 +55,9 @@ class ToolPool:
         """Run ``fn`` on a worker thread, at most ``timeout_s`` from when the thread starts it.
 
         Returns:
-            The value and the seconds the call waited for a thread.
+            The value and the seconds the call waited for a thread: 0.0 when a thread was
+            free as it was submitted (the hand-over to it is not a queue, and recording it
+            would make the record depend on the machine's load).
 
         Raises:
             TimeoutError: it ran longer than ``timeout_s`` (the thread finishes it in the
@@ -66,18 +69,33 @@ class ToolPool:
         def job() -> T:
             at = time.perf_counter()
             loop.call_soon_threadsafe(_resolve, started, at)
-            return fn()
+            try:
+                return fn()
+            finally:
+                with self._lock:
+                    self._running -= 1
 
         queued = time.perf_counter()
-        done = asyncio.wrap_future(self._pool().submit(job), loop=loop)
+        pool = self._pool()
+        with self._lock:
+            full = self._running >= self.workers
+            self._running += 1
+        try:
+            done = asyncio.wrap_future(pool.submit(job), loop=loop)
+        except BaseException:
+            with self._lock:
+                self._running -= 1
+            raise
         try:
             begin = await asyncio.shield(started)
         except asyncio.CancelledError:
-            done.cancel()  # not started yet: it never will
+            if done.cancel():  # not started yet: it never will
+                with self._lock:
+                    self._running -= 1
             raise
         async with asyncio.timeout(timeout_s - (time.perf_counter() - begin)):
             value = await done
-        return value, begin - queued
+        return value, begin - queued if full else 0.0
 
     def close(self) -> None:
         """Let the threads end once their calls are done (does not wait)."""
