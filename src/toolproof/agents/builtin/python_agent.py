@@ -5,6 +5,10 @@ loop (see ``_own_thread``): a blocking ``act`` (``time.sleep``, a CPU loop) stal
 only its own episode, which its time limit ends, and whatever its code raises or
 returns, even ``SystemExit``, is that episode's ``agent_error``. ``act`` may be a
 coroutine function or a plain ``def``.
+
+``--agent-arg loop=harness`` runs an ``async def`` agent on the harness's loop instead
+(``_harness_loop``): no thread hops, so many more episodes per core, at the price of that
+isolation; a stretch over ``block_limit_s`` without an await ends its episode.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ from ..base import (
     KeyedFactory,
     agent,
 )
+from ._harness_loop import BLOCK_LIMIT_S, on_harness_loop
 from ._own_thread import AgentCodeError, builds_user_code, on_own_thread
 
 
@@ -85,6 +91,7 @@ def build(spec: AgentSpec) -> AgentFactory:
         raise SpecError(
             [Problem(None, None, "agent", "python agents need a target: python:module:attr")]
         )
+    wrap = _placement(spec)
     obj = import_target(spec.target, "agent")
     label = spec.target
     if isinstance(obj, KeyedFactory):
@@ -101,7 +108,7 @@ def build(spec: AgentSpec) -> AgentFactory:
             ]
         )
     if isinstance(obj, Agent | DrivenAgent) and not inspect.isclass(obj):
-        return lambda ctx: on_own_thread(obj, label)
+        return lambda ctx: wrap(obj, label)
     if callable(obj):
         takes_ctx = True
         try:
@@ -119,8 +126,10 @@ def build(spec: AgentSpec) -> AgentFactory:
                 return _Broken(
                     f"{label} returned {type(made).__name__}, which has no act() or run()"
                 )
-            return on_own_thread(made, label)
+            return wrap(made, label)
 
+        if wrap is not on_own_thread:  # on the harness's loop: the factory is called in place
+            return factory
         return builds_user_code(factory)  # the engine calls it off its loop
     raise SpecError(
         [
@@ -132,6 +141,57 @@ def build(spec: AgentSpec) -> AgentFactory:
             )
         ]
     )
+
+
+def _placement(spec: AgentSpec) -> Callable[[Agent | DrivenAgent, str], Agent | DrivenAgent]:
+    """Where the agent runs: its own thread (the default) or, with ``loop=harness``, the
+    harness's loop, each stretch between awaits at most ``block_limit_s``.
+
+    Raises:
+        SpecError: a ``loop`` or ``block_limit_s`` that is not one of those.
+    """
+    place = spec.options.get("loop", "own")
+    if place not in ("own", "harness"):
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "agent_options.loop",
+                    f"loop={place!r} is not a place to run the agent: 'own' (the default, a "
+                    "thread and event loop of its own) or 'harness' (the harness's loop: "
+                    "faster, for an async def agent that never blocks)",
+                )
+            ]
+        )
+    limit = spec.options.get("block_limit_s", BLOCK_LIMIT_S)
+    if "block_limit_s" in spec.options and place != "harness":
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "agent_options.block_limit_s",
+                    "block_limit_s applies with --agent-arg loop=harness only (on its own "
+                    "thread a blocking agent stalls only its episode)",
+                )
+            ]
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit < 1e6:
+        raise SpecError(
+            [
+                Problem(
+                    None,
+                    None,
+                    "agent_options.block_limit_s",
+                    f"block_limit_s={limit!r} must be a number of seconds above 0, e.g. 0.5",
+                )
+            ]
+        )
+    if place == "own":
+        return on_own_thread
+    seconds = float(limit)
+    return lambda agent, label: on_harness_loop(agent, seconds)
 
 
 def _describe(exc: BaseException) -> str:
