@@ -25,6 +25,7 @@ from toolproof.metrics.summary import Summarizer
 from toolproof.results import EpisodeRecord, RunReader, RunStore
 from toolproof.spec import Problem, SpecError, Suite, load_suite
 
+from ._collections import paced_collections
 from .config import RunConfig
 from .executor import EpisodeJob, Executor, Worker, make_executor
 
@@ -200,7 +201,8 @@ class Runner:
                     self.executor_name, worker, {**options, **self.executor_options}
                 )
             try:
-                await self._drain(jobs, executor, store)
+                with paced_collections():
+                    await self._drain(jobs, executor, store)
             finally:
                 aclose = getattr(executor, "aclose", None)
                 if worker is not None and callable(aclose):
