@@ -196,3 +196,21 @@ def test_a_worker_writing_garbage_is_replaced_not_fatal(
     record = asyncio.run(run())
     assert record.score.termination.value == "infra_error" and record.attempts == 2
     assert all("worker process" in error for error in record.infra_errors)
+
+
+def test_each_worker_loads_only_the_task_files_the_run_selects(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
+    root = suite_dir([make_task(id=task_id) for task_id in ("a", "b", "c")])
+    config = RunConfig(suite=str(root), agent=AGENT, epochs=2, seed=9, tasks=["a"])
+    worker = Worker(config, None)  # this process has loaded and checked the whole suite
+    for other in ("b", "c"):  # then the other tasks' files break: a worker that read them fails
+        worker.suite.task_file(other).write_text("id: [not a task\n")
+    runner = Runner(
+        config, tmp_path / "run", parallel=2, suite=worker.suite, executor_options={"workers": 2}
+    )
+    summary = asyncio.run(runner.run())
+    assert summary["episodes"]["finished"] == 2
+    assert summary["episodes"]["infra_errors"] == 0
+    assert summary["tasks"]["a"]["episodes"] == 2

@@ -2,8 +2,9 @@
 
 Reads JSON lines on stdin: first ``{"config": ..., "run_dir": ...}``, then jobs
 ``{"id": n, "task": ..., "epoch": ...}`` and ``{"cancel": n}``; runs every job it is
-given at once in its own event loop, with the run's suite and agent factory built
-here from the configuration (a ``python:`` agent is imported again from its spec),
+given at once in its own event loop, with the run's suite (only the task files the
+run selects, when the first line names them) and agent factory built here from the
+configuration (a ``python:`` agent is imported again from its spec),
 and writes ``{"id": n, "record": ...}`` lines on stdout as episodes end. Stdout is
 the protocol only: the agents' prints go to stderr. End of input: finish the jobs
 in flight, then exit.
@@ -22,8 +23,9 @@ from typing import Any
 
 
 async def _serve(protocol: Any) -> None:
+    from toolproof.engine._collections import paced_collections
     from toolproof.engine.config import RunConfig
-    from toolproof.engine.executor import EpisodeJob, Worker
+    from toolproof.engine.executor import Worker
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 30, loop=loop)
@@ -31,8 +33,24 @@ async def _serve(protocol: Any) -> None:
     first = json.loads(await reader.readline())
     config = RunConfig.model_validate_json(first["config"])
     run_dir = Path(first["run_dir"]) if first.get("run_dir") else None
-    worker = Worker(config, run_dir)
+    worker = Worker(config, run_dir, _selected(first.get("selection")))
     running: dict[int, asyncio.Task[None]] = {}
+    with paced_collections():
+        await _jobs(reader, worker, running, protocol)
+
+
+def _selected(selection: dict[str, Any] | None) -> Any:
+    """The suite with only the run's tasks, loaded from their files (None: load it all)."""
+    if not selection:
+        return None
+    from toolproof.spec.index import load_recorded_tasks
+
+    tasks = [(str(task_id), str(rel)) for task_id, rel in selection["tasks"]]
+    return load_recorded_tasks(Path(selection["root"]), tasks)
+
+
+async def _jobs(reader: Any, worker: Any, running: dict[int, Any], protocol: Any) -> None:
+    from toolproof.engine.executor import EpisodeJob
 
     async def one(ident: int, job: EpisodeJob) -> None:
         try:
@@ -42,6 +60,14 @@ async def _serve(protocol: Any) -> None:
         finally:
             running.pop(ident, None)
         protocol.write(f'{{"id":{ident},"record":{record.model_dump_json()}}}\n'.encode())
+        if not flushing:  # one write to the pipe per turn of the loop, not one per record
+            flushing.append(True)
+            asyncio.get_running_loop().call_soon(flush)
+
+    flushing: list[bool] = []
+
+    def flush() -> None:
+        flushing.clear()
         protocol.flush()
 
     while line := await reader.readline():
@@ -56,6 +82,7 @@ async def _serve(protocol: Any) -> None:
         running[ident] = asyncio.create_task(one(ident, job))
     if running:
         await asyncio.gather(*running.values(), return_exceptions=True)
+    protocol.flush()
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ run in ``N`` worker processes instead (``python -m toolproof.engine._process_mai
 each with its own event loop, suite and agent factory, while the parent keeps the one
 run store (the :class:`~toolproof.results.RunLock` stays one writer) and the
 summary. A job goes to the worker with the fewest in flight; records come back as
-JSON lines. An in-process ``python:`` agent is built again in each worker from its
+JSON lines. Each worker loads only the task files the run selects (this process has
+checked the whole suite). An in-process ``python:`` agent is built again in each worker from its
 spec, so it must be importable there (the parent's ``sys.path`` is handed down).
 
 A worker that dies (killed, out of memory) has its jobs run again on a fresh worker;
@@ -24,6 +25,7 @@ import sys
 from typing import Any
 
 from toolproof.results import EpisodeRecord
+from toolproof.spec.providers import is_provided
 
 from .executor import EpisodeJob, Worker
 
@@ -48,6 +50,23 @@ class _Process:
         return self.proc.returncode is None and self.reader is not None and not self.reader.done()
 
 
+def _selection(worker: Worker) -> dict[str, Any] | None:
+    """The suite folder and the files of the tasks the run selects, so that each worker
+    loads only those (this process checked the whole suite); None for a suite built from
+    a package (BFCL, AgentDojo) or one whose files are not all in its folder."""
+    suite = worker.suite
+    if is_provided(worker.config.suite):
+        return None
+    try:
+        tasks = [
+            [task_id, suite.task_file(task_id).relative_to(suite.root).as_posix()]
+            for task_id in worker.config.select(suite)
+        ]
+    except (KeyError, ValueError):
+        return None
+    return {"root": str(suite.root), "tasks": tasks}
+
+
 class ProcessExecutor:
     """Runs jobs in ``workers`` child processes; the runner keeps ``parallel`` in flight."""
 
@@ -59,6 +78,7 @@ class ProcessExecutor:
             {
                 "config": worker.config.model_dump_json(context={"with_secrets": True}),
                 "run_dir": str(run_dir) if run_dir else None,
+                "selection": _selection(worker),
             }
         )
         self._slots: list[_Process | None] = [None] * self.size
