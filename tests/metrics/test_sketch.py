@@ -161,3 +161,32 @@ def test_values_over_hundreds_of_orders_of_magnitude_stay_bounded() -> None:
     assert [merged.quantile(q) for q in (5.0, 50.0, 95.0)] == [
         forward.quantile(q) for q in (5.0, 50.0, 95.0)
     ]
+
+
+def _state(sketch: QuantileSketch) -> tuple[object, ...]:
+    exact = None if sketch._exact is None else list(sketch._exact)
+    buckets = [(b.offset, list(b.counts)) for b in (sketch._pos, sketch._neg)]
+    return sketch.n, sketch.total, sketch.skipped, sketch._zeros, exact, buckets
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        _sample(100),
+        _sample(5000),  # crosses the exact limit inside one extend
+        [1.0, math.nan, -math.inf, 0.0, -0.0, 2, True, math.inf, 1e-300, -1e300] * 300,
+        [10.0**e for e in range(-300, 300, 7)] * 30,  # a hostile spread: the buckets fold
+        [],
+    ],
+)
+@pytest.mark.parametrize("chunk", [1, 7, 256, 100_000])
+def test_extend_gives_exactly_the_state_of_adding_one_by_one(
+    values: list[float], chunk: int
+) -> None:
+    one, bulk = QuantileSketch(), QuantileSketch()
+    for value in values:
+        one.add(value)
+    for start in range(0, len(values), chunk):
+        bulk.extend(values[start : start + chunk])
+    assert _state(bulk) == _state(one)
+    assert bulk.summary() == one.summary()

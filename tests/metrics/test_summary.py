@@ -329,3 +329,38 @@ def test_summarize_streams_a_generator_once_and_handles_an_empty_run() -> None:
     assert empty["pass_at_k"] == {}
     assert empty["efficiency"]["all"]["median"] is None
     assert empty["episodes"]["complete"] is True
+
+
+def test_the_summary_does_not_depend_on_when_pending_values_are_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import toolproof.metrics._aggregate as aggregate
+    import toolproof.metrics.summary as summary_module
+
+    records = [
+        record(
+            f"t{i % 7}",
+            epoch=i // 7,
+            passed=i % 3 != 0,
+            steps=[
+                step(
+                    0,
+                    [call("get_stock", {"product_id": "A"})],
+                    agent_s=0.01 * i,
+                    tool_s=0.002 * i,
+                    usage=Usage(input_tokens=10 + i, output_tokens=i, cost_usd=0.001 * i),
+                )
+            ],
+            category=("normal", "edge")[i % 2],
+            tags=["x"] if i % 5 else [],
+            duration_s=0.1 * i,
+        )
+        for i in range(700)
+    ]
+    summaries = []
+    for pending in (1, 5, 256, 10_000):
+        monkeypatch.setattr(aggregate, "PENDING", pending)
+        monkeypatch.setattr(summary_module, "PENDING", pending)
+        summaries.append(summarize(records, {}))
+    assert all(s == summaries[0] for s in summaries[1:])
+    assert summaries[0]["latency"]["agent_s"]["step"]["n"] == 700

@@ -42,6 +42,12 @@ class Breakdown:
                 group = self.groups[dimension][key] = Aggregate(capped=True)
             group.add(stats)
 
+    def flush(self) -> None:
+        """Count every group's pending values in its sketches (see ``Aggregate.flush``)."""
+        for groups in self.groups.values():
+            for group in groups.values():
+                group.flush()
+
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{dimension: {group: metric block}}``, groups sorted by name."""
         return {

@@ -34,7 +34,7 @@ from toolproof.scoring import Level
 from toolproof.upstream.agentdojo_metrics import AgentDojoAccumulator
 from toolproof.upstream.bfcl_metrics import bfcl_summary
 
-from ._aggregate import Aggregate, _r
+from ._aggregate import PENDING, Aggregate, _r
 from ._breakdown import Breakdown
 from ._episode import EpisodeStats, episode_stats
 from ._side import SideUsage
@@ -127,6 +127,7 @@ class Summarizer:
         self.agentdojo = AgentDojoAccumulator()
         self.user_model = SideUsage()
         self.tasks: dict[str, _TaskCounts] = {}
+        self._added = 0
 
     def add(self, record: EpisodeRecord) -> None:
         """Count one episode (in any order; a key must be added once)."""
@@ -140,6 +141,10 @@ class Summarizer:
         if task is None:
             task = self.tasks[stats.task_id] = _TaskCounts(stats)
         task.add(stats)
+        self._added += 1
+        if self._added % PENDING == 0:  # every group at once: at most PENDING episodes held
+            self.overall.flush()
+            self.breakdown.flush()
 
     def summary(self, meta: dict[str, Any]) -> dict[str, Any]:
         """The summary.json document of what was added.
