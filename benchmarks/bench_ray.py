@@ -67,7 +67,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         ray.init(
-            address="local", num_cpus=cores, include_dashboard=False, logging_level="ERROR",
+            address="local",
+            num_cpus=cores,
+            include_dashboard=False,
+            logging_level="ERROR",
             log_to_driver=False,
         )
         executor = RayExecutor(

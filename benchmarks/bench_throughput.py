@@ -7,8 +7,11 @@ episode's waits divided by the number in flight (or the longest episode, if long
 The share of ideal is ideal time / measured episode phase (start to the last stored
 episode). Modes:
 
-* ``engine``: an in-process agent that waits (``benchmarks/_throughput_agent.py``): the
-  engine alone, in one process (``--workers 1``) and with a worker process per core.
+* ``engine``: an in-process agent that waits (``benchmarks/_throughput_agent.py``), a
+  ``python:`` agent at its defaults (its own thread and loop per episode): in one process
+  (``--workers 1``) and, as ``engine-workers``, with a worker process per core.
+* ``harness``: the same agent with ``--agent-arg loop=harness`` (on the harness's loop, no
+  thread hops): the engine's own cost; ``harness-workers`` with a worker process per core.
 * ``sdk``: the ``openai:`` adapter (official SDK, httpx) against the scripted model
   server in its own process, which waits the same latencies.
 
@@ -20,6 +23,7 @@ count and the load average before and after. ``--profile-sdk`` profiles one SDK 
 and prints where its CPU goes (SDK / httpx / pydantic / asyncio / toolproof).
 
     python benchmarks/bench_throughput.py [--episodes 3000] [--levels 100 500 1000] [--reps 3]
+        [--modes engine engine-workers harness harness-workers sdk]
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ target, episodes, parallel, workers, run_dir, profile = sys.argv[1:7]
 episodes, parallel, workers = int(episodes), int(parallel), int(workers)
 if target == "engine":
     agent, options = "python:_throughput_agent:StockSum", {}
+elif target == "harness":
+    agent, options = "python:_throughput_agent:StockSum", {"loop": "harness"}
 else:
     agent, options = "openai:scripted", {"base_url": target, "api_key": "test", "timeout": 120}
 config = RunConfig(suite=str(resolve_suite_path("core")), agent=agent, agent_options=options,
@@ -182,7 +188,12 @@ def main() -> None:
     parser.add_argument("--levels", type=int, nargs="+", default=[100, 500, 1000])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--modes", nargs="+", default=["engine", "engine-workers", "sdk"])
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["engine", "engine-workers", "harness", "harness-workers", "sdk"],
+        choices=["engine", "engine-workers", "harness", "harness-workers", "sdk"],
+    )
     parser.add_argument("--profile-sdk", action="store_true")
     args = parser.parse_args()
     cores = os.cpu_count()
@@ -213,25 +224,25 @@ def main() -> None:
             for rep in range(args.reps):
                 for level in args.levels:
                     for mode in args.modes:
-                        target = base_url if mode == "sdk" else "engine"
-                        workers = args.workers if mode == "engine-workers" else 1
+                        target = base_url if mode == "sdk" else mode.split("-")[0]
+                        workers = args.workers if mode.endswith("-workers") else 1
                         row = child(target, args.episodes, level, workers, tmp, False)
                         row["load"] = os.getloadavg()[0]
                         results.setdefault((mode, level), []).append(row)
                         print(
-                            f"  rep {rep + 1} {mode:>14} {level:>5} in flight: "
+                            f"  rep {rep + 1} {mode:>15} {level:>5} in flight: "
                             f"{row['phase_s']:.1f} s, cpu {row['cpu_s']:.1f} s, "
                             f"load {row['load']:.1f}",
                             flush=True,
                         )
             print(
-                f"\n{'mode':>14} {'flight':>6} {'phase s':>17} {'share of ideal':>18} "
+                f"\n{'mode':>15} {'flight':>6} {'phase s':>17} {'share of ideal':>18} "
                 f"{'CPU ms/episode':>20} {'peak MB':>8} {'passed':>7} {'load':>9}"
             )
             for (mode, level), rows in results.items():
                 ideal = ideal_s(args.episodes, level, mode)
                 print(
-                    f"{mode:>14} {level:>6} {spread([r['phase_s'] for r in rows], '.1f'):>17} "
+                    f"{mode:>15} {level:>6} {spread([r['phase_s'] for r in rows], '.1f'):>17} "
                     f"{spread([ideal / r['phase_s'] for r in rows], '.0%'):>18} "
                     f"{spread([1000 * r['cpu_s'] / r['episodes'] for r in rows], '.2f'):>20} "
                     f"{statistics.median(r['peak_mb'] for r in rows):>8.0f} "

@@ -417,7 +417,8 @@ def world_values(records: Any, question: str) -> list[str]:
                     seen.setdefault(text.lower(), None)
 
     walk(records, 0)
-    return [v for v in seen if not _names(question, v)]
+    asked = question.lower()  # a value the question names is in it: the regex only then
+    return [v for v in seen if v not in asked or not _names(question, v)]
 
 
 def world_dump(text: str, values: list[str]) -> str | None:
