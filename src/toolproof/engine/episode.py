@@ -37,6 +37,7 @@ from toolproof.agents import (
     agent_session,
 )
 from toolproof.agents._outage import UNOBSERVED, take_observed_outage
+from toolproof.agents.base import drives
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
@@ -228,7 +229,7 @@ async def run_episode(
             termination, error = Termination.TIMEOUT, str(exc)
         else:
             try:
-                if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+                if drives(agent):
                     refuse_driven(instance, options.agent_label)
                     termination, answer, error = await _drive(
                         agent, recorder, gateway, instance, prompt

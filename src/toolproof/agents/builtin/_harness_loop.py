@@ -22,7 +22,7 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from ..base import Agent, AgentTurn, DrivenAgent, Observation, ToolSession
+from ..base import Agent, AgentTurn, DrivenAgent, Observation, ToolSession, drives
 from ._own_thread import AgentCodeError
 
 BLOCK_LIMIT_S = 1.0
@@ -138,7 +138,6 @@ def on_harness_loop(
     agent: Agent | DrivenAgent, limit: float = BLOCK_LIMIT_S
 ) -> Agent | DrivenAgent:
     """Wrap a user's agent so that it runs on the harness's loop, each stretch timed."""
-    if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+    if drives(agent):
         return HarnessLoopDrivenAgent(agent, limit)
-    assert isinstance(agent, Agent)
     return HarnessLoopAgent(agent, limit)

@@ -47,6 +47,7 @@ from ..base import (
     EpisodeContext,
     Observation,
     ToolSession,
+    drives,
 )
 from ..limits import AgentFault, checked_turn, plain_arguments
 from ._spare_threads import run_on_spare
@@ -335,9 +336,8 @@ def _closer(agent: object) -> Any:
 
 def on_own_thread(agent: Agent | DrivenAgent, label: str) -> Agent | DrivenAgent:
     """Wrap a user's agent so that it runs on its own thread and loop."""
-    if isinstance(agent, DrivenAgent) and not isinstance(agent, Agent):
+    if drives(agent):
         return OwnThreadDrivenAgent(agent, label)
-    assert isinstance(agent, Agent)
     return OwnThreadAgent(agent, label)
 
 

@@ -30,7 +30,9 @@ from ..base import (
     DrivenAgent,
     EpisodeContext,
     KeyedFactory,
+    acts,
     agent,
+    drives,
 )
 from ._harness_loop import BLOCK_LIMIT_S, on_harness_loop
 from ._own_thread import AgentCodeError, builds_user_code, on_own_thread
@@ -122,7 +124,7 @@ def build(spec: AgentSpec) -> AgentFactory:
                 made = obj(ctx) if takes_ctx else obj()
             except BaseException as exc:  # the user's code: its episode's agent_error
                 return _Broken(f"making the agent {label} raised {_describe(exc)}")
-            if not isinstance(made, Agent | DrivenAgent):
+            if not (acts(made) or drives(made)):
                 return _Broken(
                     f"{label} returned {type(made).__name__}, which has no act() or run()"
                 )
