@@ -214,3 +214,27 @@ def test_each_worker_loads_only_the_task_files_the_run_selects(
     assert summary["episodes"]["finished"] == 2
     assert summary["episodes"]["infra_errors"] == 0
     assert summary["tasks"]["a"]["episodes"] == 2
+
+
+def test_the_records_pipe_holds_many_records() -> None:
+    fcntl = pytest.importorskip("fcntl")
+    getter = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if getter is None:
+        pytest.skip("no pipe sizes on this system")
+    from toolproof.engine._process_main import PIPE_BYTES, _widen_pipe
+
+    read, write = os.pipe()
+    try:
+        before = fcntl.fcntl(write, getter)
+        _widen_pipe(write)
+        assert fcntl.fcntl(write, getter) >= min(PIPE_BYTES, max(before, _pipe_max()))
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def _pipe_max() -> int:
+    try:
+        return int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    except (OSError, ValueError):
+        return 0

@@ -85,9 +85,29 @@ async def _jobs(reader: Any, worker: Any, running: dict[int, Any], protocol: Any
     protocol.flush()
 
 
+PIPE_BYTES = 1 << 20
+"""The records pipe's capacity asked for (Linux's default is 64 KiB, a handful of records)."""
+
+
+def _widen_pipe(fd: int) -> None:
+    """Let the records pipe hold about a hundred records: while the parent is busy the
+    worker's writes (blocking: the protocol is a plain file) then do not stall its loop.
+    Where that is not allowed (another system, a lower ``pipe-max-size``), as it is."""
+    try:
+        import fcntl
+
+        setting = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if setting is not None:
+            fcntl.fcntl(fd, setting, PIPE_BYTES)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
 def main() -> None:
     """Serve jobs until stdin closes."""
-    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    fd = os.dup(sys.stdout.fileno())
+    _widen_pipe(fd)
+    protocol = os.fdopen(fd, "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt it
     asyncio.run(_serve(protocol))
 
