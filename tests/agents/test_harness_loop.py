@@ -21,8 +21,8 @@ def _factory(name: str, **options: Any) -> Any:
     return build_agent(parse_agent_spec(f"python:harness_loop_agents:{name}", options))
 
 
-async def _run(name: str, episodes: int = 1, **options: Any) -> list[Trajectory]:
-    instance = render(
+def _instance() -> Any:
+    return render(
         Task.model_validate(make_task()),
         suite="mini",
         suite_seed=1,
@@ -30,6 +30,10 @@ async def _run(name: str, episodes: int = 1, **options: Any) -> list[Trajectory]
         limits=Limits(step_timeout_s=1.0),
         system_prompt="s",
     )
+
+
+async def _run(name: str, episodes: int = 1, **options: Any) -> list[Trajectory]:
+    instance = _instance()
     factory = _factory(name, **{"loop": "harness", **options})
     options_ = EpisodeOptions(agent_label="t")
     runs = [run_episode(instance, factory, options_) for _ in range(episodes)]
@@ -49,16 +53,8 @@ async def test_the_agent_its_factory_and_its_close_run_on_the_harness_loop() -> 
 
 async def test_it_records_what_an_agent_on_its_own_thread_records() -> None:
     [harness] = await _run("Stock")
-    instance = render(
-        Task.model_validate(make_task()),
-        suite="mini",
-        suite_seed=1,
-        epoch=0,
-        limits=Limits(step_timeout_s=1.0),
-        system_prompt="s",
-    )
     own = _factory("Stock")  # the default: its own thread
-    other, _ = await run_episode(instance, own, EpisodeOptions(agent_label="t"))
+    other, _ = await run_episode(_instance(), own, EpisodeOptions(agent_label="t"))
 
     def plain(t: Trajectory) -> Any:
         return [(s.message.model_dump(), [r.content for r in s.results]) for s in t.steps]

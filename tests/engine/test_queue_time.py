@@ -30,6 +30,26 @@ def slow_command(restore_registries: None) -> Iterator[str]:
     yield "tp_test_slow_command"
 
 
+async def _episodes(instance: Any, factory: Any, options: EpisodeOptions, n: int) -> list[Any]:
+    """``n`` episodes at once; the pool of ``options`` closed after."""
+    try:
+        return await asyncio.gather(*(run_episode(instance, factory, options) for _ in range(n)))
+    finally:
+        if options.tool_slots is not None:
+            options.tool_slots.close()
+
+
+def _instance(tools: list[str] | None = None, **limits: Any) -> Any:
+    return render(
+        Task.model_validate(make_task() if tools is None else make_task(tools=tools)),
+        suite="mini",
+        suite_seed=1,
+        epoch=0,
+        limits=Limits(**limits),
+        system_prompt="s",
+    )
+
+
 class CallsOnce:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -43,26 +63,13 @@ class CallsOnce:
 async def test_episodes_queued_for_one_thread_are_not_timed_out(slow_command: str) -> None:
     # 12 episodes share one tool thread: the last call waits ~2.2 s for it, far past the
     # 1 s tool timeout and the 2 s episode limit, yet every call runs 0.2 s and succeeds.
-    instance = render(
-        Task.model_validate(make_task(tools=["get_stock", slow_command])),
-        suite="mini",
-        suite_seed=1,
-        epoch=0,
-        limits=Limits(tool_timeout_s=1.0, total_timeout_s=2.0),
-        system_prompt="s",
-    )
-    pool = ToolPool(1)
-    options = EpisodeOptions(agent_label="queued", tool_slots=pool)
+    instance = _instance(["get_stock", slow_command], tool_timeout_s=1.0, total_timeout_s=2.0)
+    options = EpisodeOptions(agent_label="queued", tool_slots=ToolPool(1))
 
     def factory(ctx: EpisodeContext) -> Any:
         return CallsOnce(slow_command)
 
-    try:
-        episodes = await asyncio.gather(
-            *(run_episode(instance, factory, options) for _ in range(12))
-        )
-    finally:
-        pool.close()
+    episodes = await _episodes(instance, factory, options, 12)
     for trajectory, _ in episodes:
         assert trajectory.termination is Termination.COMPLETED, trajectory.error
         assert trajectory.steps[0].results[0].content == "done"
@@ -72,14 +79,7 @@ async def test_episodes_queued_for_one_thread_are_not_timed_out(slow_command: st
 
 
 async def test_a_turn_waiting_for_a_model_slot_starts_its_clock_with_the_slot() -> None:
-    instance = render(
-        Task.model_validate(make_task()),
-        suite="mini",
-        suite_seed=1,
-        epoch=0,
-        limits=Limits(step_timeout_s=1.0),
-        system_prompt="s",
-    )
+    instance = _instance(step_timeout_s=1.0)
 
     class Slow:
         async def act(self, observation: Observation) -> AgentTurn:
@@ -102,14 +102,7 @@ async def test_a_call_that_found_a_free_thread_records_no_queue_however_slow_the
 ) -> None:
     # On a loaded machine the hand-over to a free thread can take milliseconds; that is
     # no queue, and the record must not depend on the load (a replay compares records).
-    instance = render(
-        Task.model_validate(make_task(tools=["get_stock", slow_command])),
-        suite="mini",
-        suite_seed=1,
-        epoch=0,
-        limits=Limits(),
-        system_prompt="s",
-    )
+    instance = _instance(["get_stock", slow_command])
     pool = ToolPool(4)
     real_pool = pool._pool
 
@@ -125,26 +118,14 @@ async def test_a_call_that_found_a_free_thread_records_no_queue_however_slow_the
 
     monkeypatch.setattr(pool, "_pool", slow_submit)
     options = EpisodeOptions(agent_label="free", tool_slots=pool)
-    try:
-        episodes = await asyncio.gather(
-            *(run_episode(instance, lambda ctx: CallsOnce(slow_command), options) for _ in range(4))
-        )
-    finally:
-        pool.close()
+    episodes = await _episodes(instance, lambda ctx: CallsOnce(slow_command), options, 4)
     for trajectory, _ in episodes:
         assert trajectory.termination is Termination.COMPLETED, trajectory.error
         assert "tool_queue_s" not in trajectory.steps[0].annotations
 
 
 async def test_a_turn_that_found_a_free_model_slot_records_no_queue() -> None:
-    instance = render(
-        Task.model_validate(make_task()),
-        suite="mini",
-        suite_seed=1,
-        epoch=0,
-        limits=Limits(),
-        system_prompt="s",
-    )
+    instance = _instance()
 
     class Answers:
         async def act(self, observation: Observation) -> AgentTurn:
