@@ -101,3 +101,29 @@ class Drives:
         _seen("run")
         result = await session.call_tool("get_stock", {"product_id": "A"})
         return f"{result.content} -> 7 units"
+
+
+class _BlockingAwaitable:
+    """Not a coroutine: an object whose ``__await__`` blocks before it yields."""
+
+    def __await__(self) -> Any:
+        time.sleep(0.6)
+        yield None
+        return AgentTurn(content="7 units")
+
+
+class AwaitsAnObject:
+    """``act`` returns an awaitable object, not a coroutine, that blocks inside."""
+
+    def act(self, observation: Observation) -> Any:
+        return _BlockingAwaitable()
+
+
+class SlowToMake:
+    """Its making (the factory, called in place on the harness's loop) blocks 0.6 s."""
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        time.sleep(0.6)
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        return AgentTurn(content="7 units")

@@ -33,8 +33,22 @@ class Blocked(AgentCodeError):
     """The agent held the harness's loop longer than its limit in one stretch."""
 
 
+def check_stretch(stretch: float, limit: float, what: str, coro: Any = None) -> None:
+    """Raise :class:`Blocked` (closing ``coro``) when ``stretch`` seconds exceed ``limit``."""
+    if stretch > limit:
+        if coro is not None:
+            with contextlib.suppress(BaseException):  # one that ignores the close is left
+                coro.close()
+        raise Blocked(
+            f"{what} held the harness's event loop for {stretch:.2f}s without awaiting (the "
+            f"limit is {limit:g}s with --agent-arg loop=harness: such an agent must not "
+            "block; run it on its own thread by leaving `loop` unset)"
+        )
+
+
 class _Timed:
-    """Await ``coro``, timing each stretch it runs between two awaits (its ``send``)."""
+    """Await ``coro`` (a coroutine, or the generator an awaitable's ``__await__`` gives),
+    timing each stretch it runs between two awaits (its ``send``)."""
 
     __slots__ = ("_coro", "_limit", "_what")
 
@@ -44,15 +58,7 @@ class _Timed:
         self._limit = limit
 
     def _check(self, stretch: float) -> None:
-        if stretch > self._limit:
-            with contextlib.suppress(BaseException):  # one that ignores the close is left
-                self._coro.close()
-            raise Blocked(
-                f"{self._what} held the harness's event loop for {stretch:.2f}s without "
-                f"awaiting (the limit is {self._limit:g}s with --agent-arg loop=harness: "
-                "such an agent must not block; run it on its own thread by leaving "
-                "`loop` unset)"
-            )
+        check_stretch(stretch, self._limit, self._what, self._coro)
 
     def __await__(self) -> Generator[Any, Any, Any]:
         coro = self._coro
@@ -80,14 +86,21 @@ class _Timed:
 
 
 async def _guarded(value: object, what: str, limit: float) -> Any:
-    if not inspect.iscoroutine(value):
-        if inspect.isawaitable(value):  # a future or an awaitable object: awaited as it is
-            return await value
+    if inspect.iscoroutine(value):
+        return await _Timed(value, what, limit)
+    if inspect.isawaitable(value):  # an object with __await__: its iterator is timed too
+        steps = value.__await__()
+        if hasattr(steps, "send") and hasattr(steps, "throw"):
+            return await _Timed(steps, what, limit)
         raise AgentCodeError(
-            f"{what} returned {type(value).__name__}, not a coroutine: with --agent-arg "
-            "loop=harness it must be an async def (a plain def blocks the harness's loop; "
-            "leave `loop` unset to run it on its own thread)"
+            f"{what} returned an awaitable whose __await__ gives no generator; with "
+            "--agent-arg loop=harness return a coroutine (an async def)"
         )
+    raise AgentCodeError(
+        f"{what} returned {type(value).__name__}, not a coroutine: with --agent-arg "
+        "loop=harness it must be an async def (a plain def blocks the harness's loop; "
+        "leave `loop` unset to run it on its own thread)"
+    )
     return await _Timed(value, what, limit)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from ..base import (
     agent,
     drives,
 )
-from ._harness_loop import BLOCK_LIMIT_S, on_harness_loop
+from ._harness_loop import BLOCK_LIMIT_S, check_stretch, on_harness_loop
 from ._own_thread import AgentCodeError, builds_user_code, on_own_thread
 
 
@@ -93,7 +94,7 @@ def build(spec: AgentSpec) -> AgentFactory:
         raise SpecError(
             [Problem(None, None, "agent", "python agents need a target: python:module:attr")]
         )
-    wrap = _placement(spec)
+    wrap, limit = _placement(spec)
     obj = import_target(spec.target, "agent")
     label = spec.target
     if isinstance(obj, KeyedFactory):
@@ -120,10 +121,16 @@ def build(spec: AgentSpec) -> AgentFactory:
             pass
 
         def factory(ctx: EpisodeContext) -> Agent | DrivenAgent:
+            started = time.perf_counter()
             try:
                 made = obj(ctx) if takes_ctx else obj()
             except BaseException as exc:  # the user's code: its episode's agent_error
                 return _Broken(f"making the agent {label} raised {_describe(exc)}")
+            if limit is not None:  # called in place, on the harness's loop: timed as well
+                try:
+                    check_stretch(time.perf_counter() - started, limit, f"making the agent {label}")
+                except AgentCodeError as exc:
+                    return _Broken(str(exc))
             if not (acts(made) or drives(made)):
                 return _Broken(
                     f"{label} returned {type(made).__name__}, which has no act() or run()"
@@ -145,9 +152,12 @@ def build(spec: AgentSpec) -> AgentFactory:
     )
 
 
-def _placement(spec: AgentSpec) -> Callable[[Agent | DrivenAgent, str], Agent | DrivenAgent]:
+def _placement(
+    spec: AgentSpec,
+) -> tuple[Callable[[Agent | DrivenAgent, str], Agent | DrivenAgent], float | None]:
     """Where the agent runs: its own thread (the default) or, with ``loop=harness``, the
-    harness's loop, each stretch between awaits at most ``block_limit_s``.
+    harness's loop, each stretch between awaits at most ``block_limit_s`` (the limit is
+    returned beside the wrapper; None on its own thread).
 
     Raises:
         SpecError: a ``loop`` or ``block_limit_s`` that is not one of those.
@@ -191,9 +201,9 @@ def _placement(spec: AgentSpec) -> Callable[[Agent | DrivenAgent, str], Agent | 
             ]
         )
     if place == "own":
-        return on_own_thread
+        return on_own_thread, None
     seconds = float(limit)
-    return lambda agent, label: on_harness_loop(agent, seconds)
+    return (lambda agent, label: on_harness_loop(agent, seconds)), seconds
 
 
 def _describe(exc: BaseException) -> str:
