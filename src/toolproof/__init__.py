@@ -12,11 +12,14 @@ Map::
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
+TYPE_CHECKING = False  # typing's own (importing typing costs a start-up a third more)
 if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:  # the public names, for type checkers (they load lazily: __getattr__)
     from .agents import Agent, AgentTurn, DrivenAgent, Observation, ToolSession, agent
     from .engine import RunConfig, Runner
     from .results import EpisodeRecord, RunReader

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing's own (importing typing costs a start-up a third more)
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("toolproof.cli._run:run", "Run a suite against an agent."),
@@ -126,19 +129,33 @@ def _exit_with_error(exc: Exception) -> None:
 
 def _quick_list() -> int:
     """``toolproof list`` (no options) without click: the overview is plain text from
-    the caches (``_listing``), so importing click would cost more than the command."""
+    the caches (``_listing``), so importing click would cost more than the command;
+    when nothing it depends on changed, the text printed last time (``_fast_list``)."""
+    from . import _fast_list
+
+    text = _fast_list.cached()
+    if text is not None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
     from ._listing import overview
     from ._paths import load_plugins
 
+    lines: list[str] = []
     try:
-        load_plugins()
-        overview()
+        found = load_plugins()
+        overview(lines.append)
     except Exception as exc:
         if not _is_toolproof_error(exc):
             raise
+        sys.stdout.write("".join(line + "\n" for line in lines))
         sys.stdout.flush()
         _exit_with_error(exc)
+    text = "".join(line + "\n" for line in lines)
+    sys.stdout.write(text)
     sys.stdout.flush()
+    if not found:  # a plug-in's code runs at every start: its listing is never kept
+        _fast_list.store(text)
     return 0
 
 

@@ -20,12 +20,13 @@ standard library, so a plain ``toolproof list`` is answered without importing cl
 from __future__ import annotations
 
 import json
-import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from ._fast_list import terminal_columns
 
 _REGISTRY_MODULES = ("toolproof.agents", "toolproof.tools")
 
@@ -159,22 +160,6 @@ def _read(path: Path, fingerprint: str) -> tuple[list[str], dict[str, list[str]]
     if not all(isinstance(k, str) and _is_names(v) for k, v in kits.items()):
         return None
     return list(kinds), {str(k): list(v) for k, v in kits.items()}
-
-
-def terminal_columns(fallback: int = 100) -> int:
-    """``shutil.get_terminal_size((fallback, 24)).columns`` without importing shutil (and
-    the compression modules it imports): ``COLUMNS`` when set, else stdout's terminal."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        size = os.get_terminal_size(sys.__stdout__.fileno()) if sys.__stdout__ else None
-    except (AttributeError, ValueError, OSError):  # not a terminal, closed, detached
-        size = None
-    return (size.columns if size is not None else 0) or fallback
 
 
 def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:

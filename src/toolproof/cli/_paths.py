@@ -8,19 +8,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from ._fast_list import cache_folder
+
 
 def cache_dir() -> Path | None:
     """``$XDG_CACHE_HOME/toolproof`` (default ``~/.cache/toolproof``); none when
     ``TOOLPROOF_NO_INDEX`` is set or no cache folder can be named."""
-    if os.environ.get("TOOLPROOF_NO_INDEX"):
-        return None
-    cache = os.environ.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(cache):  # the XDG rule: a relative value is ignored
-        home = os.environ.get("HOME")
-        if not home:
-            return None
-        cache = os.path.join(home, ".cache")
-    return Path(cache) / "toolproof"
+    folder = cache_folder()
+    return None if folder is None else Path(folder)
 
 
 def suite_index_file() -> Path | None:
@@ -35,9 +30,10 @@ def plugins_file() -> Path | None:
     return None if folder is None else folder / "plugins.json"
 
 
-def load_plugins(warn: Callable[[str], object] | None = None) -> None:
+def load_plugins(warn: Callable[[str], object] | None = None) -> dict[str, str | None]:
     """Load third-party plug-ins unless TOOLPROOF_NO_PLUGINS is set; report broken ones
-    through ``warn`` (default: a plain line on stderr)."""
+    through ``warn`` (default: a plain line on stderr). Returns every plug-in found, with
+    its error (None: loaded)."""
     from toolproof._plugins import load_plugins
 
     loaded = load_plugins(enabled=not os.environ.get("TOOLPROOF_NO_PLUGINS"), cache=plugins_file())
@@ -48,3 +44,4 @@ def load_plugins(warn: Callable[[str], object] | None = None) -> None:
                 warn(text)
             else:
                 sys.stderr.write(text + "\n")
+    return loaded
