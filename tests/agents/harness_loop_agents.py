@@ -127,3 +127,21 @@ class SlowToMake:
 
     async def act(self, observation: Observation) -> AgentTurn:
         return AgentTurn(content="7 units")
+
+
+STOPPED: list[int] = []
+"""Epochs whose agent stopped the harness's loop (once per process)."""
+
+
+class StopsTheLoopOnce:
+    """On the harness's loop an agent can stop the run: this one does, once."""
+
+    def __init__(self, ctx: EpisodeContext) -> None:
+        self.epoch = ctx.epoch
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        await asyncio.sleep(0.01 * self.epoch)
+        if self.epoch == 3 and not STOPPED:
+            STOPPED.append(self.epoch)
+            asyncio.get_running_loop().stop()
+        return AgentTurn(content="7 units")

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 import harness_loop_agents as agents
 import pytest
 
 from toolproof.agents import build_agent, parse_agent_spec
-from toolproof.engine import EpisodeOptions, run_episode
+from toolproof.engine import EpisodeOptions, RunConfig, Runner, run_episode
+from toolproof.results import RunReader
 from toolproof.spec import Limits, SpecError, Task, render
 from toolproof.trajectory import Termination, Trajectory
 from toolproof_helpers import make_task
@@ -128,3 +130,26 @@ def test_bad_options_are_refused_naming_the_field(
     with pytest.raises(SpecError) as raised:
         build_agent(parse_agent_spec("python:harness_loop_agents:Stock", options))
     assert field in str(raised.value) and says in str(raised.value)
+
+
+def test_a_run_an_agent_stopped_from_the_harness_loop_resumes_with_nothing_lost(
+    tmp_path: Path, suite_dir: Any
+) -> None:
+    agents.STOPPED.clear()
+    root = suite_dir([make_task()])
+    config = RunConfig(
+        suite=str(root),
+        agent="python:harness_loop_agents:StopsTheLoopOnce",
+        agent_options={"loop": "harness"},
+        epochs=8,
+    )
+    with pytest.raises(RuntimeError):  # the loop stopped under the runner: the run ends
+        asyncio.run(Runner(config, tmp_path / "run", parallel=1).run())
+    assert agents.STOPPED == [3]
+    with RunReader(tmp_path / "run") as reader:
+        kept = {r.key for r in reader.records()}
+    finished = {f"{make_task()['id']}#{epoch}" for epoch in range(3)}
+    assert finished <= kept <= finished | {f"{make_task()['id']}#3"}  # none lost, none made up
+    summary = asyncio.run(Runner(config, tmp_path / "run", parallel=1).run())  # a resume
+    assert summary["episodes"]["finished"] == 8 and summary["episodes"]["complete"]
+    assert summary["success"]["successes"] == 8
