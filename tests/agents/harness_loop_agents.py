@@ -145,3 +145,14 @@ class StopsTheLoopOnce:
             STOPPED.append(self.epoch)
             asyncio.get_running_loop().stop()
         return AgentTurn(content="7 units")
+
+
+class BlocksBeforeItsCoroutine:
+    """A plain ``act`` that blocks, then returns a coroutine: the call itself is timed."""
+
+    def act(self, observation: Observation) -> Any:
+        time.sleep(0.6)
+        return self._turn()
+
+    async def _turn(self) -> AgentTurn:
+        return AgentTurn(content="7 units")

@@ -64,7 +64,9 @@ async def test_it_records_what_an_agent_on_its_own_thread_records() -> None:
     assert plain(harness) == plain(other) and harness.final_answer == other.final_answer
 
 
-@pytest.mark.parametrize("name", ["Blocks", "Spins", "AwaitsAnObject", "SlowToMake"])
+@pytest.mark.parametrize(
+    "name", ["Blocks", "Spins", "AwaitsAnObject", "SlowToMake", "BlocksBeforeItsCoroutine"]
+)
 async def test_a_stretch_without_an_await_over_the_limit_ends_its_episode(name: str) -> None:
     [trajectory] = await _run(name, block_limit_s=0.2)
     assert trajectory.termination is Termination.AGENT_ERROR

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from ..base import Agent, AgentTurn, DrivenAgent, Observation, ToolSession, drives
@@ -85,7 +85,11 @@ class _Timed:
                 value, error = None, exc
 
 
-async def _guarded(value: object, what: str, limit: float) -> Any:
+async def _guarded(call: Callable[[], object], what: str, limit: float) -> Any:
+    """Call the agent's method and await what it returns, the call and each stretch timed."""
+    started = time.perf_counter()
+    value = call()
+    check_stretch(time.perf_counter() - started, limit, what, value)
     if inspect.iscoroutine(value):
         return await _Timed(value, what, limit)
     if inspect.isawaitable(value):  # an object with __await__: its iterator is timed too
@@ -101,7 +105,20 @@ async def _guarded(value: object, what: str, limit: float) -> Any:
         "loop=harness it must be an async def (a plain def blocks the harness's loop; "
         "leave `loop` unset to run it on its own thread)"
     )
-    return await _Timed(value, what, limit)
+
+
+def _awaitable(closer: Callable[[], object]) -> Callable[[], object]:
+    """A closer as :func:`_guarded` takes it: a plain ``close()`` may return None."""
+
+    def call() -> object:
+        value = closer()
+        return value if inspect.isawaitable(value) else _done(value)
+
+    return call
+
+
+async def _done(value: object) -> object:
+    return value
 
 
 class _OnHarnessLoop:
@@ -119,9 +136,7 @@ class _OnHarnessLoop:
         for name in ("aclose", "close"):
             closer = getattr(self._agent, name, None)
             if callable(closer):
-                value = closer()
-                if inspect.isawaitable(value):
-                    await _guarded(value, f"{name}()", self._limit)
+                await _guarded(_awaitable(closer), f"{name}()", self._limit)
                 return
 
 
@@ -132,7 +147,8 @@ class HarnessLoopAgent(_OnHarnessLoop):
 
     async def act(self, observation: Observation) -> AgentTurn:
         """The agent's next turn (the engine checks and copies it)."""
-        turn: AgentTurn = await _guarded(self._agent.act(observation), "act()", self._limit)
+        agent = self._agent
+        turn: AgentTurn = await _guarded(lambda: agent.act(observation), "act()", self._limit)
         return turn
 
 
@@ -143,7 +159,8 @@ class HarnessLoopDrivenAgent(_OnHarnessLoop):
 
     async def run(self, session: ToolSession) -> str:
         """Run the agent (the engine checks its answer)."""
-        answer: str = await _guarded(self._agent.run(session), "run()", self._limit)
+        agent = self._agent
+        answer: str = await _guarded(lambda: agent.run(session), "run()", self._limit)
         return answer
 
 
