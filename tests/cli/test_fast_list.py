@@ -114,6 +114,7 @@ def test_a_listing_with_plug_ins_is_never_kept(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("TOOLPROOF_NO_INDEX", raising=False)
     monkeypatch.setattr(_paths, "load_plugins", lambda warn=None: {"someone.plugin": None})
+    monkeypatch.setattr(_fast_list, "fresh_process", lambda: True)  # as from a clean start
     assert _quick_list() == 0
     assert "suites" in capsys.readouterr().out
     assert not (tmp_path / "toolproof" / "list-overview.marshal").exists()
@@ -138,3 +139,23 @@ def test_nothing_is_kept_while_a_package_file_is_younger_than_two_seconds(
         time.sleep(2.1)
     _fast_list.store("listing")
     assert _fast_list.cached() == "listing"
+
+
+def test_a_process_that_ran_toolproof_code_already_lists_live_and_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolproof import _plugins
+    from toolproof.cli import _quick_list
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("TOOLPROOF_NO_INDEX", raising=False)
+    monkeypatch.setattr(_fast_list, "cached", lambda: "kept text\n")  # must not be asked
+    real = _plugins.installed_version
+    monkeypatch.setattr(  # a patched function: its output is this process's own
+        _plugins, "installed_version", lambda name: None if name == "bfcl-eval" else real(name)
+    )
+    assert not _fast_list.fresh_process()  # this test process has loaded toolproof.spec
+    assert _quick_list() == 0
+    out = capsys.readouterr().out
+    assert "kept text" not in out and "bfcl           not installed" in out
+    assert not (tmp_path / "toolproof" / "list-overview.marshal").exists()

@@ -133,7 +133,8 @@ def _quick_list() -> int:
     when nothing it depends on changed, the text printed last time (``_fast_list``)."""
     from . import _fast_list
 
-    text = _fast_list.cached()
+    fresh = _fast_list.fresh_process()
+    text = _fast_list.cached() if fresh else None
     if text is not None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -154,7 +155,7 @@ def _quick_list() -> int:
     text = "".join(line + "\n" for line in lines)
     sys.stdout.write(text)
     sys.stdout.flush()
-    if not found:  # a plug-in's code runs at every start: its listing is never kept
+    if fresh and not found:  # a plug-in's code runs at every start: its listing is never kept
         _fast_list.store(text)
     return 0
 

@@ -127,6 +127,17 @@ def key(folder: str, package: str | None = None) -> tuple[object, ...]:
     )
 
 
+_LIVE = ("toolproof._plugins", "toolproof.cli._listing", "toolproof.spec")
+"""Modules whose presence means the process has run toolproof's code already (a test, a
+notebook): what they would print may differ from what a fresh start prints (a patched
+function, a registered plug-in), so the kept text is neither used nor written there."""
+
+
+def fresh_process() -> bool:
+    """Whether none of :data:`_LIVE` is loaded: a ``toolproof list`` from a clean start."""
+    return not any(name in sys.modules for name in _LIVE)
+
+
 def cached() -> str | None:
     """The overview printed last time, if nothing it depends on changed; else None."""
     folder = cache_folder()
