@@ -41,7 +41,7 @@ def warmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     cache = tmp_path_factory.mktemp("fast") / "cache"
     first, modules = _list(cache)
     assert "toolproof.cli._listing" in modules  # made the long way, then kept
-    assert (cache / "toolproof" / "list-overview.marshal").is_file()
+    assert (cache / "toolproof" / _fast_list._FILE).is_file()
     return cache, first
 
 
@@ -102,7 +102,7 @@ def test_a_damaged_or_foreign_cache_file_is_ignored(
     import marshal
 
     data = content if content is not None else marshal.dumps(("not the key", "forged"))
-    (folder / "list-overview.marshal").write_bytes(data)
+    (folder / _fast_list._FILE).write_bytes(data)
     assert _fast_list.cached() is None
 
 
@@ -117,7 +117,7 @@ def test_a_listing_with_plug_ins_is_never_kept(
     monkeypatch.setattr(_fast_list, "fresh_process", lambda: True)  # as from a clean start
     assert _quick_list() == 0
     assert "suites" in capsys.readouterr().out
-    assert not (tmp_path / "toolproof" / "list-overview.marshal").exists()
+    assert not (tmp_path / "toolproof" / _fast_list._FILE).exists()
 
 
 def test_nothing_is_kept_while_a_package_file_is_younger_than_two_seconds(
@@ -158,4 +158,4 @@ def test_a_process_that_ran_toolproof_code_already_lists_live_and_keeps_nothing(
     assert _quick_list() == 0
     out = capsys.readouterr().out
     assert "kept text" not in out and "bfcl           not installed" in out
-    assert not (tmp_path / "toolproof" / "list-overview.marshal").exists()
+    assert not (tmp_path / "toolproof" / _fast_list._FILE).exists()

@@ -28,7 +28,9 @@ import time
 FORMAT = 1
 """Bumped when the key or the file changes shape."""
 
-_FILE = "list-overview.marshal"
+_FILE = f"list-overview-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+"""One file per Python version: marshal's format is the interpreter's own, so another
+version never reads this one (and two interpreters sharing the folder do not take turns)."""
 _INPUTS = ("suite-index.json", "registries.json", "plugins.json")
 
 
