@@ -13,7 +13,8 @@ episode). Modes:
 * ``harness``: the same agent with ``--agent-arg loop=harness`` (on the harness's loop, no
   thread hops): the engine's own cost; ``harness-workers`` with a worker process per core.
 * ``sdk``: the ``openai:`` adapter (official SDK, httpx) against the scripted model
-  server in its own process, which waits the same latencies.
+  server in its own process, which waits the same latencies; ``sdk-workers`` with a
+  worker process per core (not in the default modes).
 
 Runs are interleaved (mode by mode, level by level, repetition after repetition) and
 each figure is the median of ``--reps`` with the range beside it; CPU time of the run
@@ -139,7 +140,7 @@ def ideal_s(episodes: int, level: int, mode: str) -> float:
     The in-process agent waits ``latency(epoch, turn)``; the scripted server gives the
     run's requests the sequence ``latency(n, 0)`` in arrival order.
     """
-    if mode == "sdk":
+    if mode.startswith("sdk"):
         waits = [latency(n, 0) for n in range(TURNS * episodes)]
         return sum(waits) / min(level, episodes)
     per_episode = [sum(latency(e, t) for t in range(TURNS)) for e in range(episodes)]
@@ -192,7 +193,7 @@ def main() -> None:
         "--modes",
         nargs="+",
         default=["engine", "engine-workers", "harness", "harness-workers", "sdk"],
-        choices=["engine", "engine-workers", "harness", "harness-workers", "sdk"],
+        choices=["engine", "engine-workers", "harness", "harness-workers", "sdk", "sdk-workers"],
     )
     parser.add_argument("--profile-sdk", action="store_true")
     args = parser.parse_args()
@@ -208,7 +209,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         server = None
-        if "sdk" in args.modes or args.profile_sdk:
+        if any(m.startswith("sdk") for m in args.modes) or args.profile_sdk:
             server = subprocess.Popen(
                 [sys.executable, "-c", SERVER, str(port), str(HERE)],
                 stdin=subprocess.PIPE,
@@ -224,7 +225,8 @@ def main() -> None:
             for rep in range(args.reps):
                 for level in args.levels:
                     for mode in args.modes:
-                        target = base_url if mode == "sdk" else mode.split("-")[0]
+                        base = mode.split("-")[0]
+                        target = base_url if base == "sdk" else base
                         workers = args.workers if mode.endswith("-workers") else 1
                         row = child(target, args.episodes, level, workers, tmp, False)
                         row["load"] = os.getloadavg()[0]
