@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import types
 from typing import Any
 
 from toolproof.agents import AgentTurn, EpisodeContext, Observation, ToolSession
@@ -155,4 +156,17 @@ class BlocksBeforeItsCoroutine:
         return self._turn()
 
     async def _turn(self) -> AgentTurn:
+        return AgentTurn(content="7 units")
+
+
+@types.coroutine
+def _bad_yield() -> Any:
+    yield 42  # not a future: asyncio refuses it
+
+
+class YieldsGarbage:
+    """Its coroutine yields a plain value up to the harness's event loop."""
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        await _bad_yield()
         return AgentTurn(content="7 units")

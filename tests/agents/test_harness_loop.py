@@ -155,3 +155,9 @@ def test_a_run_an_agent_stopped_from_the_harness_loop_resumes_with_nothing_lost(
     summary = asyncio.run(Runner(config, tmp_path / "run", parallel=1).run())  # a resume
     assert summary["episodes"]["finished"] == 8 and summary["episodes"]["complete"]
     assert summary["success"]["successes"] == 8
+
+
+async def test_a_coroutine_that_yields_garbage_to_the_loop_is_its_agent_error() -> None:
+    [trajectory] = await _run("YieldsGarbage")
+    assert trajectory.termination is Termination.AGENT_ERROR
+    assert "bad yield" in (trajectory.error or "")
