@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import time
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,6 +47,13 @@ from toolproof.tools.toolkits.shell import SETTINGS_KEY
 from toolproof.trajectory import Message, Step, Termination, Trajectory
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
+from ._agent_code import (
+    AGENT_RAISES,
+    agent_raised,
+    cancelled_from_outside,
+    close_agent,
+    error_text,
+)
 from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .session import DrivenSession, Recorder, off_loop
@@ -92,59 +97,6 @@ class EpisodeOptions:
     """Run tasks whose pinned tool environment differs from its version file."""
     side: SideModels | None = None
     """The run's user model (``simulator: model`` tasks) and judge model, through the gateway."""
-
-
-def _error_text(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    try:
-        text = f"{type(exc).__name__}: {exc}"
-    except Exception:  # the agent's exception cannot even say what it is
-        text = type(exc).__name__
-    return f"{text[:2000]}{where}"
-
-
-AGENT_RAISES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)
-"""What agent code may raise into the harness; each is contained to its episode."""
-
-
-def cancelled_from_outside() -> bool:
-    """True when the running task itself is being cancelled (Ctrl-C, the runner, a timeout).
-
-    A ``CancelledError`` that agent code raised on its own is then told apart from the
-    run's real cancellation, which must go on up.
-    """
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def agent_raised(exc: BaseException, what: str) -> str:
-    """The agent_error message for an exception out of agent code.
-
-    Raises:
-        asyncio.CancelledError: it is the run's own cancellation (not swallowed).
-    """
-    if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
-        raise exc
-    if isinstance(exc, AgentFault):
-        return str(exc)
-    if isinstance(exc, Exception):
-        return _error_text(exc)
-    return f"{what} raised {_error_text(exc)} (contained to the episode)"
-
-
-async def _close_agent(agent: object) -> None:
-    for name in ("aclose", "close"):
-        closer = getattr(agent, name, None)
-        if callable(closer):
-            try:
-                outcome = closer()
-                if inspect.isawaitable(outcome):
-                    await outcome
-            except AGENT_RAISES as exc:  # the agent's own clean-up failing is not scored
-                if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
-                    raise
-            return
 
 
 async def run_episode(
@@ -239,7 +191,7 @@ async def run_episode(
                         agent, recorder, gateway, instance, prompt, t0, options.model_slots, turns
                     )
             finally:
-                await _close_agent(agent)
+                await close_agent(agent)
         stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
         if stop is not None and termination is not Termination.INFRA_ERROR:
             termination, answer, error = stop[0], None, stop[1]
@@ -252,7 +204,7 @@ async def run_episode(
             world.close()
         raise
     except Exception as exc:  # a harness failure outside the agent's turn
-        termination, error = Termination.INFRA_ERROR, _error_text(exc)
+        termination, error = Termination.INFRA_ERROR, error_text(exc)
     except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
         stop_commands(world)  # a sandboxed command on a tool thread is killed now
         if own_world:

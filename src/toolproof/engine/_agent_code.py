@@ -1,0 +1,70 @@
+"""What agent code raises into the harness, contained to its episode.
+
+Anything an agent's ``act``, ``run`` or clean-up raises (``SystemExit``,
+``KeyboardInterrupt``, ``GeneratorExit`` and a stray ``CancelledError`` included) becomes
+its episode's ``agent_error`` message; only the run's own cancellation goes on up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import traceback
+from pathlib import Path
+
+from toolproof.agents.limits import AgentFault
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message at file:line``, bounded, even for an exception whose ``str`` fails."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # the agent's exception cannot even say what it is
+        text = type(exc).__name__
+    return f"{text[:2000]}{where}"
+
+
+AGENT_RAISES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)
+"""What agent code may raise into the harness; each is contained to its episode."""
+
+
+def cancelled_from_outside() -> bool:
+    """True when the running task itself is being cancelled (Ctrl-C, the runner, a timeout).
+
+    A ``CancelledError`` that agent code raised on its own is then told apart from the
+    run's real cancellation, which must go on up.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def agent_raised(exc: BaseException, what: str) -> str:
+    """The agent_error message for an exception out of agent code.
+
+    Raises:
+        asyncio.CancelledError: it is the run's own cancellation (not swallowed).
+    """
+    if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
+        raise exc
+    if isinstance(exc, AgentFault):
+        return str(exc)
+    if isinstance(exc, Exception):
+        return error_text(exc)
+    return f"{what} raised {error_text(exc)} (contained to the episode)"
+
+
+async def close_agent(agent: object) -> None:
+    """The agent's own ``aclose`` or ``close``, if it has one; what it raises is ignored."""
+    for name in ("aclose", "close"):
+        closer = getattr(agent, name, None)
+        if callable(closer):
+            try:
+                outcome = closer()
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except AGENT_RAISES as exc:  # the agent's own clean-up failing is not scored
+                if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
+                    raise
+            return
