@@ -57,11 +57,8 @@ class _Timed:
         self._what = what
         self._limit = limit
 
-    def _check(self, stretch: float) -> None:
-        check_stretch(stretch, self._limit, self._what, self._coro)
-
     def __await__(self) -> Generator[Any, Any, Any]:
-        coro = self._coro
+        coro, what, limit = self._coro, self._what, self._limit
         clock = time.perf_counter
         value: Any = None
         error: BaseException | None = None
@@ -70,12 +67,12 @@ class _Timed:
             try:
                 yielded = coro.send(value) if error is None else coro.throw(error)
             except StopIteration as stop:
-                self._check(clock() - t0)
+                check_stretch(clock() - t0, limit, what, coro)
                 return stop.value
             except BaseException:
-                self._check(clock() - t0)
+                check_stretch(clock() - t0, limit, what, coro)
                 raise
-            self._check(clock() - t0)
+            check_stretch(clock() - t0, limit, what, coro)
             try:
                 value, error = (yield yielded), None
             except GeneratorExit:
