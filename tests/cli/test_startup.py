@@ -194,3 +194,20 @@ def test_help_imports_not_even_click(tmp_path: Path) -> None:
     assert out.startswith("Usage: toolproof") and "click" not in modules
     _, modules = _probe(tmp_path, "list", "--help")  # any other command: click, as ever
     assert "click" in modules and _heavy(modules) == []
+
+
+def test_a_run_with_no_model_imports_no_model_proxy_or_adapter_code(tmp_path: Path) -> None:
+    # The oracle on one records-world task: neither the model gateway's server, nor httpx,
+    # nor the live track's proxy, nor any agent module but the oracle's is imported.
+    from toolproof.agents.builtin import KINDS
+
+    _, modules = _probe(
+        tmp_path, "run", "core", "--agent", "oracle", "--task", "stock-sum", "--quiet",
+        "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["episodes"]["scored"] == summary["success"]["successes"] == 1, summary["success"]
+    for costly in ("httpx", "starlette", "uvicorn", "toolproof.gateway._server", "toolproof.live"):
+        assert costly not in modules
+    agents = {m for m in modules if m.rpartition(".")[2] in set(KINDS.values())}
+    assert agents == {"toolproof.agents.builtin.oracle"}

@@ -366,8 +366,11 @@ def build_agent(spec: AgentSpec) -> AgentFactory:
     Raises:
         SpecError: unknown kind (listing the valid ones) or a bad target.
     """
-    kinds = agent_kinds()
+    from .builtin import load_builtin
+
+    load_builtin(spec.kind)  # a built-in kind's module only (a plug-in that took its name fails)
     if spec.kind not in _REGISTRY:
+        kinds = agent_kinds()
         raise SpecError(
             [
                 Problem(

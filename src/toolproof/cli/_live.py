@@ -29,10 +29,12 @@ def open_live_run(
     """
     import os
 
-    from toolproof.live import LiveError, live_tasks, open_live
+    from toolproof.spec.live import live_tasks
 
     if not live_tasks(suite, config.select(suite)):
-        return None
+        return None  # the proxy is not imported: a run without live tasks never needs it
+    from toolproof.live import LiveError, open_live
+
     if executor != "local":
         raise click.UsageError("live tasks run on the local executor only (their proxy is local)")
     try:

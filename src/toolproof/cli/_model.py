@@ -120,8 +120,7 @@ def run_gateway(config: RunConfig) -> Iterator[None]:
     """The model gateway for the length of a run: ``--max-model-calls`` set, stopped after."""
     from toolproof import gateway
 
-    server = gateway.shared()
-    server.max_concurrent = config.max_model_calls
+    gateway.limit_shared(config.max_model_calls)  # the server is imported on first use
     try:
         yield
     finally:

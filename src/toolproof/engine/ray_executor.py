@@ -65,7 +65,7 @@ class _EpisodeActor:
         if config.max_model_calls is not None:  # what ``toolproof run`` sets on the driver's
             from toolproof import gateway
 
-            gateway.shared().max_concurrent = config.max_model_calls
+            gateway.limit_shared(config.max_model_calls)
         self._worker = Worker(config, Path(run_dir) if run_dir else None)
 
     async def run_batch(self, jobs: list[tuple[str, int]]) -> list[str]:

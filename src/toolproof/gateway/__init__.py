@@ -20,6 +20,7 @@ in the layer map and imports only ``trajectory``: prices, the cache and the retr
 policy are hooks (:class:`Route`) that the agent adapters fill in.
 """
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ._link import PLACEHOLDER_KEY, EpisodeLink, ModelCall, Sink, episode_urls
@@ -41,11 +42,37 @@ from ._route import (
 from ._usage import Counted, json_usage, stream_usage
 
 if TYPE_CHECKING:
-    from ._server import ModelGateway, shared, stop_shared
+    from ._server import ModelGateway, shared
 
 #: Imported on first use: the server (starlette, uvicorn) is not needed by a run that
 #: calls no model, and importing it is a tenth of ``toolproof run``'s start-up.
-_LAZY = frozenset({"ModelGateway", "shared", "stop_shared"})
+_LAZY = frozenset({"ModelGateway", "shared"})
+
+_shared_limit: int | None = None
+"""``--max-model-calls`` of the process's gateway, given to it when :func:`shared` makes it."""
+
+
+def limit_shared(max_concurrent: int | None) -> None:
+    """At most ``max_concurrent`` upstream calls at once through the process's gateway.
+
+    Set on the gateway if it was made, else kept for when it is: a run that calls no model
+    sets its limit without importing the server.
+    """
+    global _shared_limit
+    _shared_limit = max_concurrent
+    server = sys.modules.get(f"{__name__}._server")
+    if server is not None:
+        server.shared().max_concurrent = max_concurrent
+
+
+def stop_shared() -> None:
+    """Stop the process's gateway if it runs (a later :func:`shared` starts it again).
+
+    A process that never imported the server has none to stop, and does not import it.
+    """
+    server = sys.modules.get(f"{__name__}._server")
+    if server is not None:
+        server.stop_shared()
 
 
 def __getattr__(name: str) -> Any:
@@ -78,6 +105,7 @@ __all__ = [
     "UpstreamStatus",
     "episode_urls",
     "json_usage",
+    "limit_shared",
     "parse_model",
     "send_once",
     "shared",

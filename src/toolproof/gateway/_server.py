@@ -248,7 +248,10 @@ def shared() -> ModelGateway:
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
+            from . import _shared_limit  # set by limit_shared before the gateway was made
+
             _SHARED = ModelGateway()
+            _SHARED.max_concurrent = _shared_limit
         return _SHARED
 
 

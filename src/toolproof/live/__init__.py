@@ -13,10 +13,12 @@ The ``live`` toolkit (``toolproof.tools.toolkits.live``) is its only client.
 
 from __future__ import annotations
 
+from toolproof.spec.live import live_tasks
+
 from ._cassette import Cassette, CassetteError, cassettes_digest, normalise_url, request_key
 from ._policy import Refused, check_url
 from ._proxy import REDACTED, VERDICT_HEADER, EgressProxy, Resolver, TaskAccess
-from ._session import RECORDED, LiveError, LiveRun, live_tasks, open_live, shipped_cassettes
+from ._session import RECORDED, LiveError, LiveRun, open_live, shipped_cassettes
 
 __all__ = [
     "RECORDED",

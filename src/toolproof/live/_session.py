@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.spec import Suite
-from toolproof.spec.live import LiveSpec, effective_live
+from toolproof.spec.live import live_tasks
 
 from ._cassette import Cassette, CassetteError, cassettes_digest
 from ._policy import secret_values
@@ -47,17 +47,6 @@ class LiveRun:
         with (self.run_dir / LOG).open("a", encoding="utf-8") as out:
             for entry in self.proxy.log:
                 out.write(json.dumps(entry) + "\n")
-
-
-def live_tasks(suite: Suite, task_ids: list[str] | None = None) -> dict[str, LiveSpec]:
-    """The live settings of each live task of a suite (those selected, when given)."""
-    selected = None if task_ids is None else set(task_ids)
-    found = {}
-    for task in suite.tasks:
-        spec = effective_live(suite.config.live, task.live)
-        if spec is not None and (selected is None or task.id in selected):
-            found[task.id] = spec
-    return found
 
 
 def shipped_cassettes(suite: Suite) -> Path | None:

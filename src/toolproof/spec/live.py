@@ -10,8 +10,12 @@ cassettes are. A task's block replaces the suite's.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from .suite import Suite
 
 _HOST = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]$")
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -122,3 +126,18 @@ class LiveSpec(BaseModel):
 def effective_live(suite: LiveSpec | None, task: LiveSpec | None) -> LiveSpec | None:
     """The live settings of one task: its own block, else the suite's (None: not live)."""
     return task if task is not None else suite
+
+
+def live_tasks(suite: Suite, task_ids: list[str] | None = None) -> dict[str, LiveSpec]:
+    """The live settings of each live task of a suite (those selected, when given).
+
+    Here rather than in :mod:`toolproof.live`, so that a run can ask whether it has live tasks
+    without importing the proxy.
+    """
+    selected = None if task_ids is None else set(task_ids)
+    found = {}
+    for task in suite.tasks:
+        spec = effective_live(suite.config.live, task.live)
+        if spec is not None and (selected is None or task.id in selected):
+            found[task.id] = spec
+    return found

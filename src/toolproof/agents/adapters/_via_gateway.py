@@ -21,8 +21,6 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from toolproof import gateway
 from toolproof.gateway import (
     DEFAULT_BASE_URLS,
@@ -158,6 +156,8 @@ def _classify(exc: BaseException) -> Failure | None:
     if isinstance(exc, UpstreamStatus):
         reply = exc.reply
         return status_failure(reply.status, _message(reply.body), reply.headers)
+    import httpx  # here: importing it is a tenth of the start-up of a run that calls no model
+
     if isinstance(exc, httpx.TimeoutException):
         return Failure("retry", f"the request timed out ({type(exc).__name__})")
     if isinstance(exc, httpx.TransportError):

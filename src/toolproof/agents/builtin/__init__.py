@@ -19,12 +19,39 @@ ADAPTERS: tuple[str, ...] = (
 )
 """Modules of ``toolproof.agents.adapters`` registering provider kinds (SDKs imported lazily)."""
 
+KINDS: dict[str, str] = {
+    "oracle": "oracle",
+    "noop": "noop",
+    "random": "random_agent",
+    "python": "python_agent",
+    "never-asks": "flawed",
+    "never-retries": "flawed",
+    "gullible": "flawed",
+    "openai": "openai_chat",
+    "anthropic": "anthropic_messages",
+    "http": "http_agent",
+    "https": "http_agent",
+    "langchain": "langchain_agent",
+    "llamaindex": "llamaindex_agent",
+    "autogen": "autogen_agent",
+    "cmd": "cmd_agent",
+    "mcp": "mcp_agent",
+    "mcp-serve": "mcp_agent",
+}
+"""The module of BUILTIN or ADAPTERS that registers each built-in kind: a run of one kind
+imports that module alone (``http_agent`` alone brings httpx, a tenth of a run's start-up)."""
+
 _loaded = False
 
 
-def load_builtin() -> None:
-    """Import every built-in agent module once."""
+def load_builtin(kind: str | None = None) -> None:
+    """Import the built-in module that registers ``kind``; every one (once) for None or another."""
     global _loaded
+    module = KINDS.get(kind) if kind is not None else None
+    if module is not None:
+        package = __name__ if module in BUILTIN else "toolproof.agents.adapters"
+        importlib.import_module(f"{package}.{module}")
+        return
     if _loaded:
         return
     _loaded = True

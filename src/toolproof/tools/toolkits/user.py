@@ -33,8 +33,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import httpx
-
 from toolproof.spec import TaskInstance, UserSpec
 from toolproof.spec.user import STOP_TOKEN
 from toolproof.trajectory import ToolKind
@@ -334,6 +332,8 @@ class ModelUser:
         return await self._say(*self._request(system, self.conversation(history)))
 
     async def _say(self, url: str, body: dict[str, Any]) -> str:
+        import httpx  # here: a run whose users are scripted or absent never needs it
+
         headers = {"authorization": f"Bearer {self.api_key}", "x-api-key": self.api_key}
         if self.api == "anthropic":
             headers["anthropic-version"] = "2023-06-01"
