@@ -15,7 +15,9 @@ Target (issue #15): ``--help``, ``list`` and ``run`` of one tiny task each withi
 of ``python -c pass``. ``list`` and ``run`` are measured warm (the suite index, the
 plug-in cache and the bytecode written by the first round, which is left out, in a
 cache folder of its own); ``run`` runs one records-world task of ``core`` with the
-oracle agent, snapshots on (the default), into a fresh folder every time.
+oracle agent, snapshots on (the default), into a fresh folder every time. The row
+``floor: a run's deps`` imports only the third-party and standard-library modules a run
+needs (``FLOOR``): no start-up of ``run`` can be below it without dropping one of them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_TASK = "stock-sum"
+FLOOR = (
+    "import asyncio, json, sqlite3, click, jsonschema, rich.console, yaml; "
+    "from pydantic import BaseModel"
+)
+"""The modules outside toolproof that a ``run`` imports in any design that keeps its
+dependencies (asyncio for the engine, SQLite for the store, click, pydantic for the task and
+record models, PyYAML for task files, jsonschema for tool arguments, rich for the console):
+imported alone, they are the floor under ``run``'s start-up."""
 
 
 def _commands(tmp: Path, tag: str = "") -> dict[str, list[str]]:
@@ -96,6 +106,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # its own caches, warmed by round 0
         runs = [("python -c pass", [sys.executable, "-c", "pass"], env)]
+        runs.append(("floor: a run's deps", [sys.executable, "-c", FLOOR], env))
         runs += [(name, argv, env) for name, argv in _commands(Path(tmp)).items()]
         if args.baseline_src is not None:
             other = {
