@@ -100,7 +100,7 @@ def test_a_worker_that_keeps_dying_ends_in_an_infra_error(
 
     async def run() -> list[EpisodeRecord]:
         executor = ProcessExecutor(Worker(config, None), {"workers": 2})
-        monkeypatch.setattr(executor, "_hello", '{"config": "not json at all"}')  # dies at once
+        monkeypatch.setattr(executor, "_hellos", ['{"config": "not json"}'] * 2)  # dies at once
         try:
             return [await executor.submit(job) for job in _jobs()]
         finally:
@@ -238,3 +238,52 @@ def _pipe_max() -> int:
         return int(Path("/proc/sys/fs/pipe-max-size").read_text())
     except (OSError, ValueError):
         return 0
+
+
+def test_the_run_wide_limits_are_shared_out_between_the_workers(
+    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --max-model-calls 3 with 2 workers: at most 3 turns at once in all processes together
+    # (2 + 1), not 3 in each; 8 in flight keep every slot busy.
+    crowd = tmp_path / "crowd"
+    crowd.mkdir()
+    monkeypatch.setenv(test_agents.CROWD_ENV, str(crowd))
+    config = _config(suite_dir).model_copy(
+        update={"agent": "python:toolproof_test_agents:Crowded", "max_model_calls": 3}
+    )
+    runner = Runner(config, tmp_path / "run", parallel=8, executor_options={"workers": 2})
+    summary = asyncio.run(runner.run())
+    assert summary["episodes"]["scored"] == 12
+    counts = [int(n) for n in (tmp_path / "counts").read_text().split()]
+    assert 2 <= max(counts) <= 3, counts
+
+
+@pytest.mark.parametrize(
+    ("workers", "model_calls", "sandboxes", "size", "parts"),
+    [
+        (2, None, None, 2, [(None, None), (None, None)]),
+        (3, 7, None, 3, [(3, None), (2, None), (2, None)]),
+        (4, 2, 9, 2, [(1, 5), (1, 4)]),  # no more workers than the smallest limit
+        (2, None, 1, 1, [(None, 1)]),
+    ],
+)
+def test_each_worker_gets_a_part_of_the_limits_and_the_parts_add_up(
+    suite_dir: Callable[..., Path],
+    workers: int,
+    model_calls: int | None,
+    sandboxes: int | None,
+    size: int,
+    parts: list[tuple[int | None, int | None]],
+) -> None:
+    config = _config(suite_dir).model_copy(
+        update={"max_model_calls": model_calls, "max_sandboxes": sandboxes}
+    )
+    executor = ProcessExecutor(Worker(config, None), {"workers": workers})
+    assert executor.size == size
+    sent = [RunConfig.model_validate_json(json.loads(h)["config"]) for h in executor._hellos]
+    assert [(c.max_model_calls, c.max_sandboxes) for c in sent] == parts
+    for c in sent:  # the rest of the run's settings as they were
+        assert (
+            c.model_copy(update={"max_model_calls": model_calls, "max_sandboxes": sandboxes})
+            == config
+        )

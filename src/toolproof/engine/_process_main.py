@@ -32,6 +32,10 @@ async def _serve(protocol: Any) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     first = json.loads(await reader.readline())
     config = RunConfig.model_validate_json(first["config"])
+    if config.max_model_calls is not None:  # this process's part of the run's limit
+        from toolproof import gateway
+
+        gateway.limit_shared(config.max_model_calls)
     run_dir = Path(first["run_dir"]) if first.get("run_dir") else None
     worker = Worker(config, run_dir, _selected(first.get("selection")))
     running: dict[int, asyncio.Task[None]] = {}

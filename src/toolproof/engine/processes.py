@@ -67,26 +67,46 @@ def _selection(worker: Worker) -> dict[str, Any] | None:
     return {"root": str(suite.root), "tasks": tasks}
 
 
+def _share(limit: int | None, parts: int, part: int) -> int | None:
+    """Part ``part`` of ``limit`` split into ``parts`` whole parts that add up to it."""
+    if limit is None:
+        return None
+    return limit // parts + (1 if part < limit % parts else 0)
+
+
 class ProcessExecutor:
     """Runs jobs in ``workers`` child processes; the runner keeps ``parallel`` in flight."""
 
     def __init__(self, worker: Worker, options: dict[str, Any]) -> None:
         self.worker = worker
-        self.size = max(1, int(options.get("workers", os.cpu_count() or 1)))
+        config = worker.config
+        limits = [n for n in (config.max_model_calls, config.max_sandboxes) if n is not None]
+        # --max-model-calls and --max-sandboxes bound the whole run: each process gets a part
+        # of them, the parts adding up to the limit, so no more processes than the smallest.
+        self.size = max(1, min([int(options.get("workers", os.cpu_count() or 1)), *limits]))
         run_dir = options.get("run_dir")
-        self._hello = json.dumps(
-            {
-                "config": worker.config.model_dump_json(context={"with_secrets": True}),
-                "run_dir": str(run_dir) if run_dir else None,
-                "selection": _selection(worker),
-            }
-        )
+        selection = _selection(worker)
+        self._hellos = [
+            json.dumps(
+                {
+                    "config": config.model_copy(
+                        update={
+                            "max_model_calls": _share(config.max_model_calls, self.size, slot),
+                            "max_sandboxes": _share(config.max_sandboxes, self.size, slot),
+                        }
+                    ).model_dump_json(context={"with_secrets": True}),
+                    "run_dir": str(run_dir) if run_dir else None,
+                    "selection": selection,
+                }
+            )
+            for slot in range(self.size)
+        ]
         self._slots: list[_Process | None] = [None] * self.size
         self._starting: list[asyncio.Lock] | None = None
         self._ids = itertools.count()
         self.deaths = 0
 
-    async def _spawn(self) -> _Process:
+    async def _spawn(self, slot: int) -> _Process:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -99,7 +119,7 @@ class ProcessExecutor:
         )
         child = _Process(proc)
         assert proc.stdin is not None
-        proc.stdin.write(self._hello.encode() + b"\n")
+        proc.stdin.write(self._hellos[slot].encode() + b"\n")
         child.reader = asyncio.create_task(self._read(child))
         return child
 
@@ -136,7 +156,7 @@ class ProcessExecutor:
                 async with self._starting[slot]:
                     current = self._slots[slot]
                     if current is None or not current.alive:
-                        self._slots[slot] = await self._spawn()
+                        self._slots[slot] = await self._spawn(slot)
         live = [c for c in self._slots if c is not None]
         return min(live, key=lambda c: len(c.pending))
 
