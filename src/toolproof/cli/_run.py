@@ -137,7 +137,8 @@ from ._run_checks import (
     show_default=True,
     help=(
         "Local executor: worker processes running episodes (every core: the number of "
-        "cores). Pays off for runs of many fast episodes; each worker takes ~1-3 s to start."
+        "cores). Pays off for runs of many fast episodes; each worker takes ~1-3 s to start. "
+        "--max-model-calls and --max-sandboxes are shared out between them."
     ),
 )
 @click.option(
