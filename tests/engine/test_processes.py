@@ -287,3 +287,45 @@ def test_each_worker_gets_a_part_of_the_limits_and_the_parts_add_up(
             c.model_copy(update={"max_model_calls": model_calls, "max_sandboxes": sandboxes})
             == config
         )
+
+
+class _Busy:
+    """A live worker slot that only counts the jobs it was given (no process)."""
+
+    alive = True
+
+    def __init__(self) -> None:
+        self.pending: dict[int, object] = {}
+
+
+@pytest.mark.parametrize(
+    ("workers", "model_calls", "sandboxes", "jobs", "given"),
+    [
+        (2, 3, None, 9, [6, 3]),  # parts 2 and 1: two jobs to the first for each to the second
+        (2, 4, None, 8, [4, 4]),
+        (3, 7, 30, 14, [6, 4, 4]),  # by the tighter limit's parts, 3 / 2 / 2
+        (2, None, None, 6, [3, 3]),
+    ],
+)
+def test_jobs_go_to_the_workers_in_proportion_to_their_part_of_the_limits(
+    suite_dir: Callable[..., Path],
+    workers: int,
+    model_calls: int | None,
+    sandboxes: int | None,
+    jobs: int,
+    given: list[int],
+) -> None:
+    config = _config(suite_dir).model_copy(
+        update={"max_model_calls": model_calls, "max_sandboxes": sandboxes}
+    )
+    executor = ProcessExecutor(Worker(config, None), {"workers": workers})
+    slots = [_Busy() for _ in range(executor.size)]
+    executor._slots = slots  # type: ignore[assignment]
+
+    async def hand_out() -> None:
+        for ident in range(jobs):
+            chosen = await executor._pick()
+            chosen.pending[ident] = None
+
+    asyncio.run(hand_out())
+    assert [len(s.pending) for s in slots] == given

@@ -101,6 +101,20 @@ class ProcessExecutor:
             )
             for slot in range(self.size)
         ]
+        # A slot's jobs go by its part of the tightest limit: with --max-model-calls 3 and two
+        # workers (parts 2 and 1), the first gets two jobs for each the second gets, rather
+        # than as many, which would leave the second's queue waiting on its one call.
+        self._weights = [
+            min(
+                [
+                    part
+                    for limit in (config.max_model_calls, config.max_sandboxes)
+                    if (part := _share(limit, self.size, slot)) is not None
+                ],
+                default=1,
+            )
+            for slot in range(self.size)
+        ]
         self._slots: list[_Process | None] = [None] * self.size
         self._starting: list[asyncio.Lock] | None = None
         self._ids = itertools.count()
@@ -157,15 +171,16 @@ class ProcessExecutor:
                     current = self._slots[slot]
                     if current is None or not current.alive:
                         self._slots[slot] = await self._spawn(slot)
-        live = [c for c in self._slots if c is not None]
-        return min(live, key=lambda c: len(c.pending))
+        live = [(c, w) for c, w in zip(self._slots, self._weights, strict=True) if c is not None]
+        return min(live, key=lambda pair: len(pair[0].pending) / pair[1])[0]
 
     def pids(self) -> list[int]:
         """Process ids of the live workers (for tests that kill one)."""
         return [c.proc.pid for c in self._slots if c is not None and c.alive]
 
     async def submit(self, job: EpisodeJob) -> EpisodeRecord:
-        """Run the job on the least busy worker; a dead worker's job runs again elsewhere."""
+        """Run the job on the least busy worker, for its part of the limits; a dead worker's
+        job runs again elsewhere."""
         errors: list[str] = []
         while True:
             child = await self._pick()
