@@ -225,16 +225,32 @@ def test_the_user_and_judge_models_reach_ray_workers(ray_instance: Any, tmp_path
     assert judge.data["model"] == "openai:run-judge" and len(judge.data["model_calls"]) == 1
 
 
-def test_ray_workers_get_the_runs_max_model_calls(ray_instance: Any, tmp_path: Path) -> None:
-    # Each actor's model gateway (framework agents, the user and judge models) holds the
-    # run's --max-model-calls, as `toolproof run` sets it on the driver's; unset stays unset.
+def test_ray_workers_share_the_runs_limits(ray_instance: Any, tmp_path: Path) -> None:
+    # Each actor's model gateway (framework agents, the user and judge models) and its own
+    # limits hold a part of the run's --max-model-calls and --max-sandboxes, the parts adding
+    # up to the limit (as with --workers); no more actors than the smallest limit; unset
+    # stays unset.
     suite = str(resolve_suite_path("core"))
-    for limit in (3, None):
-        config = RunConfig(suite=suite, agent="oracle", tasks=["amb-*"], max_model_calls=limit)
-        executor = RayExecutor(Worker(config, None), {"actors": 1, "parallel": 2})
+    cases = [
+        (2, 3, None, [2, 1], [None, None]),
+        (1, None, None, [None], [None]),
+        (3, 2, 5, [1, 1], [3, 2]),  # two actors: the smaller limit is 2
+    ]
+    for actors, model_calls, sandboxes, gateways, tool_threads in cases:
+        config = RunConfig(
+            suite=suite,
+            agent="oracle",
+            tasks=["amb-*"],
+            max_model_calls=model_calls,
+            max_sandboxes=sandboxes,
+        )
+        executor = RayExecutor(Worker(config, None), {"actors": actors, "parallel": 2})
         try:
-            (actor,) = executor._actors
-            assert ray_instance.get(actor.gateway_limit.remote()) == limit
+            limits = [ray_instance.get(a.gateway_limit.remote()) for a in executor._actors]
+            assert limits == gateways
+            parts = [RunConfig.model_validate_json(c) for c in executor._configs]
+            assert [p.max_sandboxes for p in parts] == tool_threads
+            assert [p.max_model_calls for p in parts] == gateways
         finally:
             executor.close()
 
@@ -267,3 +283,13 @@ def test_episodes_go_to_the_actors_in_batches(ray_instance: Any, tmp_path: Path)
         assert _scores(run_dir) == _scores(local)
         assert sum(calls) == len(_scores(local))
         assert max(calls) == (2 if batch is None else 1)
+
+
+def test_batches_go_to_the_actor_least_busy_for_its_part() -> None:
+    # Parts 2 and 1 of --max-model-calls 3: the first actor takes two episodes for each one
+    # the second takes (the choice only; the actors themselves are covered above).
+    executor = RayExecutor.__new__(RayExecutor)
+    executor._size, executor._weights, executor._in_flight = 2, [2, 1], [0, 0]
+    for _ in range(9):
+        executor._in_flight[executor._pick()] += 1
+    assert executor._in_flight == [6, 3]

@@ -127,7 +127,8 @@ from ._run_checks import (
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where episodes run: this process, or a Ray cluster.",
+    help="Where episodes run: this process, or a Ray cluster (its actors share out "
+    "--max-model-calls and --max-sandboxes, as --workers do).",
 )
 @click.option("--ray-address", help="Ray cluster address (default: start a local Ray instance).")
 @click.option(

@@ -56,6 +56,42 @@ def _slots(limit: int | None) -> asyncio.Semaphore | None:
     return asyncio.Semaphore(limit) if limit is not None else None
 
 
+def _part(limit: int | None, parts: int, part: int) -> int | None:
+    """Part ``part`` of ``limit`` split into ``parts`` whole parts that add up to it."""
+    if limit is None:
+        return None
+    return limit // parts + (1 if part < limit % parts else 0)
+
+
+@dataclass(frozen=True)
+class Share:
+    """One worker process's part of a run: its config and the weight of its part."""
+
+    config: RunConfig
+    """The run's config with this process's part of ``max_model_calls`` and ``max_sandboxes``."""
+    weight: int
+    """Its part of the tightest limit (1 without limits): jobs go to it in that proportion."""
+
+
+def share_out(config: RunConfig, wanted: int) -> list[Share]:
+    """Split a run between at most ``wanted`` worker processes (``--workers``, Ray actors).
+
+    ``--max-model-calls`` and ``--max-sandboxes`` bound the whole run, so each process gets
+    a part of them, the parts adding up to the limit, and there are no more processes than
+    the smallest limit (``--max-sandboxes 1``: one).
+    """
+    limits = (config.max_model_calls, config.max_sandboxes)
+    size = max(1, min([wanted, *(n for n in limits if n is not None)]))
+    shares = []
+    for slot in range(size):
+        model_calls, sandboxes = (_part(n, size, slot) for n in limits)
+        update = {"max_model_calls": model_calls, "max_sandboxes": sandboxes}
+        part = config.model_copy(update=update)
+        weight = min([n for n in (model_calls, sandboxes) if n is not None], default=1)
+        shares.append(Share(part, weight))
+    return shares
+
+
 class Executor(Protocol):
     """Runs one job and returns its record. One required method."""
 

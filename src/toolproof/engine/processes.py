@@ -27,7 +27,7 @@ from typing import Any
 from toolproof.results import EpisodeRecord
 from toolproof.spec.providers import is_provided
 
-from .executor import EpisodeJob, Worker
+from .executor import EpisodeJob, Worker, share_out
 
 _LINE_LIMIT = 1 << 30
 """Longest record line read from a worker (a record holds a whole trajectory)."""
@@ -67,54 +67,30 @@ def _selection(worker: Worker) -> dict[str, Any] | None:
     return {"root": str(suite.root), "tasks": tasks}
 
 
-def _share(limit: int | None, parts: int, part: int) -> int | None:
-    """Part ``part`` of ``limit`` split into ``parts`` whole parts that add up to it."""
-    if limit is None:
-        return None
-    return limit // parts + (1 if part < limit % parts else 0)
-
-
 class ProcessExecutor:
     """Runs jobs in ``workers`` child processes; the runner keeps ``parallel`` in flight."""
 
     def __init__(self, worker: Worker, options: dict[str, Any]) -> None:
         self.worker = worker
         config = worker.config
-        limits = [n for n in (config.max_model_calls, config.max_sandboxes) if n is not None]
-        # --max-model-calls and --max-sandboxes bound the whole run: each process gets a part
-        # of them, the parts adding up to the limit, so no more processes than the smallest.
-        self.size = max(1, min([int(options.get("workers", os.cpu_count() or 1)), *limits]))
+        shares = share_out(config, int(options.get("workers", os.cpu_count() or 1)))
+        self.size = len(shares)
         run_dir = options.get("run_dir")
         selection = _selection(worker)
         self._hellos = [
             json.dumps(
                 {
-                    "config": config.model_copy(
-                        update={
-                            "max_model_calls": _share(config.max_model_calls, self.size, slot),
-                            "max_sandboxes": _share(config.max_sandboxes, self.size, slot),
-                        }
-                    ).model_dump_json(context={"with_secrets": True}),
+                    "config": share.config.model_dump_json(context={"with_secrets": True}),
                     "run_dir": str(run_dir) if run_dir else None,
                     "selection": selection,
                 }
             )
-            for slot in range(self.size)
+            for share in shares
         ]
-        # A slot's jobs go by its part of the tightest limit: with --max-model-calls 3 and two
-        # workers (parts 2 and 1), the first gets two jobs for each the second gets, rather
-        # than as many, which would leave the second's queue waiting on its one call.
-        self._weights = [
-            min(
-                [
-                    part
-                    for limit in (config.max_model_calls, config.max_sandboxes)
-                    if (part := _share(limit, self.size, slot)) is not None
-                ],
-                default=1,
-            )
-            for slot in range(self.size)
-        ]
+        # By each one's part of the tightest limit: with --max-model-calls 3 and two workers
+        # (parts 2 and 1), two jobs to the first for each to the second, rather than as many,
+        # which would leave the second's queue waiting on its one call.
+        self._weights = [share.weight for share in shares]
         self._slots: list[_Process | None] = [None] * self.size
         self._starting: list[asyncio.Lock] | None = None
         self._ids = itertools.count()

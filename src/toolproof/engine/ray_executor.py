@@ -18,9 +18,11 @@ An actor that dies (its process killed, its node lost) has the episodes of its b
 retried on a fresh actor, and after ``retries`` such deaths an episode is stored as an
 ``infra_error``: never lost, never counted against the agent.
 
-Each actor's model gateway (framework agents, the user and judge models) gets the run's
-``--max-model-calls``, as the driver's does: like the limit on agent turns, it holds per
-worker process.
+``--max-model-calls`` and ``--max-sandboxes`` bound the whole run, as with ``--workers``:
+each actor gets a part of them (for its agents' turns, its tool threads and its model
+gateway: framework agents, the user and judge models), the parts adding up to the limit;
+there are no more actors than the smallest limit, and batches go to the actor with the
+fewest episodes in flight for its part.
 
 On a multi-node cluster the run directory must be on a shared file system for
 per-step snapshots; otherwise run with ``--no-snapshots``.
@@ -29,7 +31,6 @@ per-step snapshots; otherwise run with ``--no-snapshots``.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from toolproof.results import EpisodeRecord
 from toolproof.spec import Problem, SpecError
 
 from .config import RunConfig
-from .executor import EpisodeJob, Worker, executor
+from .executor import EpisodeJob, Worker, executor, share_out
 
 
 def _import_ray() -> Any:
@@ -62,7 +63,7 @@ class _EpisodeActor:
 
     def __init__(self, config_json: str, run_dir: str | None) -> None:
         config = RunConfig.model_validate_json(config_json)
-        if config.max_model_calls is not None:  # what ``toolproof run`` sets on the driver's
+        if config.max_model_calls is not None:  # this actor's part, as ``run`` sets the driver's
             from toolproof import gateway
 
             gateway.limit_shared(config.max_model_calls)
@@ -134,16 +135,18 @@ class RayExecutor:
             self._owns_ray = True
         else:
             self._owns_ray = False
-        self._size = int(options.get("actors", 2))
+        shares = share_out(worker.config, int(options.get("actors", 2)))
+        self._size = len(shares)
         parallel = int(options.get("parallel", 16))
         self._concurrency = max(1, math.ceil(parallel / self._size))
-        self._config_json = worker.config.model_dump_json(context={"with_secrets": True})
+        self._configs = [s.config.model_dump_json(context={"with_secrets": True}) for s in shares]
+        self._weights = [s.weight for s in shares]
+        self._in_flight = [0] * self._size
         run_dir = options.get("run_dir")
         self._run_dir = str(run_dir) if run_dir else None
         remote = self._ray.remote(num_cpus=float(options.get("actor_cpus", 0.5)))(_EpisodeActor)
         self._actor_class = remote.options(max_concurrency=self._concurrency, max_restarts=0)
-        self._actors = [self._new_actor() for _ in range(self._size)]
-        self._next = itertools.cycle(range(self._size))
+        self._actors = [self._new_actor(slot) for slot in range(self._size)]
         self._batch = max(1, int(options.get("batch", math.ceil(self._concurrency / 2))))
         self._waiting: list[_Pending] = []
         self._flush_soon = False
@@ -151,8 +154,12 @@ class RayExecutor:
         self._closed = False
         self.deaths = 0
 
-    def _new_actor(self) -> Any:
-        return self._actor_class.remote(self._config_json, self._run_dir)
+    def _new_actor(self, slot: int) -> Any:
+        return self._actor_class.remote(self._configs[slot], self._run_dir)
+
+    def _pick(self) -> int:
+        """The slot with the fewest episodes in flight for its part of the limits."""
+        return min(range(self._size), key=lambda s: self._in_flight[s] / self._weights[s])
 
     def actor_pids(self) -> list[int]:
         """Process ids of the live actors (for tests that kill one)."""
@@ -192,9 +199,16 @@ class RayExecutor:
                 task.add_done_callback(self._sending.discard)
 
     async def _send(self, batch: list[_Pending]) -> None:
+        slot = self._pick()
+        self._in_flight[slot] += len(batch)
+        try:
+            await self._run_on(slot, batch)
+        finally:
+            self._in_flight[slot] -= len(batch)
+
+    async def _run_on(self, slot: int, batch: list[_Pending]) -> None:
         exceptions = self._ray.exceptions
         lost = (exceptions.RayActorError, exceptions.WorkerCrashedError, exceptions.NodeDiedError)
-        slot = next(self._next)
         actor = self._actors[slot]
         try:
             texts = await actor.run_batch.remote([(p.job.task_id, p.job.epoch) for p in batch])
@@ -209,7 +223,7 @@ class RayExecutor:
                 return
             self.deaths += 1
             if self._actors[slot] is actor:
-                self._actors[slot] = self._new_actor()
+                self._actors[slot] = self._new_actor(slot)
             for p in batch:  # every episode of the batch runs again, up to its retries
                 p.errors.append(f"ray worker died: {type(exc).__name__}")
                 if p.future.done():
