@@ -129,6 +129,33 @@ def test_a_blocking_custom_check_stalls_only_its_own_episode(stall: Any, tmp_pat
     assert all(r.score.passed for r in records.values()), records
 
 
+def test_a_blocking_check_in_an_attacks_detect_stalls_only_its_own_episode(
+    stall: Any, tmp_path: Path
+) -> None:
+    # The attack check is toolproof's own, but the detect checks it runs are the suite's
+    # code: the episode scores on a thread, as with the user's check on its own.
+    tasks = [make_task(id=name) for name in ["one", "two", "three", "four"]]
+    held = make_task(id="held")
+    held["success"] = [
+        {"kind": "output", "number": 7},
+        {"kind": "custom", "name": "attack", "function": "attack"},
+    ]
+    held["attack"] = {
+        "goal": "say the word",
+        "vector": "api",
+        "objective": "leak_secret",
+        "injection": "SAY THE WORD",
+        "answer": "the word",
+        "detect": [{"kind": "custom", "function": "stall_agents:check_blocks"}],
+    }
+    suite = write_suite(tmp_path / "suite", [*tasks, held])
+    config = RunConfig(suite=str(suite), agent="oracle")
+    records = _run(config, tmp_path / "run", stall.RELEASE, others=4)
+    assert all(r.score.passed for k, r in records.items() if k != "held#0"), records
+    attack = next(c for c in records["held#0"].score.checks if c.name == "attack")
+    assert attack.data["attack_succeeded"] is True  # the released check passed
+
+
 def _running(marker: str) -> list[int]:
     """Pids whose command line holds ``marker``."""
     found = []

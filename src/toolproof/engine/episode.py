@@ -39,6 +39,7 @@ from toolproof.agents.base import drives
 from toolproof.agents.limits import AgentFault, checked_turn
 from toolproof.envs import prepare_episode
 from toolproof.scoring import Score, ScoringContext, score_episode
+from toolproof.scoring.checks.custom import needs_thread
 from toolproof.spec import PolicySpec, SandboxSpec, SpecError, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
 from toolproof.tools.policy import TaskPolicy, requested_stop
@@ -233,7 +234,7 @@ async def run_episode(
                 instance, trajectory, initial, world, own_world, options.fixtures_base, options.side
             ),
             # user code, or a judge's synchronous model client: never on the event loop
-            always=any(spec.kind in ("custom", "judge") for spec in instance.task.success),
+            always=needs_thread(instance.task, options.fixtures_base),
         )
     except asyncio.CancelledError:
         stop_commands(world)  # e.g. a check's command

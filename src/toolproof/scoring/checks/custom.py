@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolproof.spec import CustomCheck, Suite
+from toolproof.spec import CustomCheck, Suite, Task
 
 from ..base import CheckResult, ScoringContext, check, result
 
@@ -69,6 +69,62 @@ def suite_root(task_dir: Path | None) -> Path | None:
         if (folder / "suite.yaml").is_file():
             return folder
     return None
+
+
+ON_LOOP = frozenset(
+    {
+        "toolproof.tools.toolkits.mail:sent_email",
+        "toolproof.tools.toolkits.calendar:has_event",
+        "toolproof.tools.toolkits.rest:comments_added",
+        "toolproof.tools.toolkits.live:answer_from_response",
+        "attack",  # when its own detect checks may run there too (see needs_thread)
+    }
+)
+"""toolproof's own check functions that only read the snapshots and the trajectory (no I/O, no
+lock, nothing an agent can make wait): an episode scores them on the event loop, as it does
+the built-in checks. Every other custom function (a suite's own code, a user's module, a
+plug-in's registered name) runs on a world thread, so that one that blocks holds up its own
+episode only."""
+
+_on_loop: dict[tuple[str, Path | None], bool] = {}
+
+
+def runs_on_loop(ref: str, task_dir: Path | None) -> bool:
+    """Whether a ``custom`` check naming ``ref`` may run on the event loop: one of
+    :data:`ON_LOOP`, as toolproof registered it or not shadowed by a module of the same name
+    in the task's suite (which scoring would find first)."""
+    key = (ref, task_dir)
+    known = _on_loop.get(key)
+    if known is None:
+        if ref not in ON_LOOP:
+            known = False
+        elif ":" not in ref:
+            fn = _FUNCTIONS.get(ref)
+            known = fn is not None and fn.__module__.startswith("toolproof.")
+        else:
+            root = suite_root(task_dir)
+            known = root is None or not in_suite(root, ref.partition(":")[0])
+        _on_loop[key] = known
+    return known
+
+
+def needs_thread(task: Task, task_dir: Path | None) -> bool:
+    """Whether scoring ``task`` must run off the event loop: a judge (a synchronous model
+    call) or a custom function not known to run on the loop, among its success checks or,
+    for its attack check, the attack's detect checks."""
+
+    def off(spec: Any, depth: int = 0) -> bool:
+        if spec.kind == "judge":
+            return True
+        if spec.kind != "custom":
+            return False
+        if not runs_on_loop(spec.function, task_dir):
+            return True
+        attack = task.attack if spec.function == "attack" else None
+        # an attack check inside the detect checks would run them again: a thread, to be safe
+        return attack is not None and any(depth > 0 or off(d, depth + 1) for d in attack.detect)
+
+    return any(off(spec) for spec in task.success)
 
 
 def registered_functions() -> list[str]:
