@@ -9,13 +9,19 @@ stored once.
 
     python benchmarks/bench_scaling.py            # 1k, 10k, 50k
     python benchmarks/bench_scaling.py 1000 5000  # other sizes
+    python benchmarks/bench_scaling.py --against /tmp/old/src --reps 2  # A B, B A, ... per size
+
+``--against`` runs another checkout's ``src`` (say ``git worktree add /tmp/old REV``) beside
+this one, interleaved per size and repetition, and prints each side's medians and ranges.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,50 +51,78 @@ print(json.dumps({"episodes": summary["episodes"]["finished"], "wall_s": wall, "
 """
 
 
-def measure(episodes: int) -> dict[str, float]:
-    """Run one size in a child process and return its figures."""
+def measure(episodes: int, src: str | None = None) -> dict[str, float]:
+    """Run one size in a child process (with ``src`` first on its path) and return its figures."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(episodes), str(Path(tmp) / "run")],
             check=True,
             capture_output=True,
             text=True,
+            env=env,
         )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
+def _row(label: str, row: dict[str, float], took_s: float) -> None:
+    print(
+        f"{label:>8} {int(row['episodes']):>9} {row['wall_s']:>8.1f} "
+        f"{1000 * row['cpu_s'] / row['episodes']:>10.2f} {row['peak_mb']:>8.1f} "
+        f"{row['disk_kb_per_episode']:>10.1f} {int(row['passed']):>7} "
+        f"{os.getloadavg()[0]:>5.1f}   ({took_s:.0f}s with start-up)",
+        flush=True,
+    )
+
+
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [1_000, 10_000, 50_000]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1_000, 10_000, 50_000])
+    parser.add_argument("--against", help="another checkout's src folder, run interleaved")
+    parser.add_argument("--reps", type=int, default=1, help="repetitions of each size and side")
+    args = parser.parse_args()
+    sides: dict[str, str | None] = {"this": None}
+    if args.against:
+        sides["against"] = args.against
     print(
         f"machine: {platform.machine()}, {platform.processor() or '?'}, "
         f"Python {platform.python_version()}, {os.cpu_count()} cores"
     )
     print(
-        f"{'episodes':>9} {'wall s':>8} {'CPU ms/ep':>10} {'peak MB':>8} {'KB/ep disk':>10} "
-        f"{'passed':>7} {'load':>5}"
+        f"{'side':>8} {'episodes':>9} {'wall s':>8} {'CPU ms/ep':>10} {'peak MB':>8} "
+        f"{'KB/ep disk':>10} {'passed':>7} {'load':>5}"
     )
-    rows = []
-    for size in sizes:
-        start = time.perf_counter()
-        row = measure(size)
-        rows.append(row)
-        print(
-            f"{int(row['episodes']):>9} {row['wall_s']:>8.1f} "
-            f"{1000 * row['cpu_s'] / row['episodes']:>10.2f} {row['peak_mb']:>8.0f} "
-            f"{row['disk_kb_per_episode']:>10.1f} {int(row['passed']):>7} "
-            f"{os.getloadavg()[0]:>5.1f}   ({time.perf_counter() - start:.0f}s with start-up)",
-            flush=True,
-        )
-    if len(rows) > 1:
-        first, last = rows[0], rows[-1]
-        per_first = first["cpu_s"] / first["episodes"]
-        per_last = last["cpu_s"] / last["episodes"]
-        print(f"CPU per episode, largest vs smallest: {per_last / per_first:.2f}x (1.0 = linear)")
-        print(
-            f"peak memory, largest vs smallest: {last['peak_mb'] / first['peak_mb']:.2f}x "
-            "(1.0 = flat)"
-        )
+    rows: dict[str, dict[int, list[dict[str, float]]]] = {side: {} for side in sides}
+    for size in args.sizes:
+        for rep in range(args.reps):
+            order = list(sides.items())
+            for side, src in order if rep % 2 == 0 else order[::-1]:  # A B, then B A
+                start = time.perf_counter()
+                row = measure(size, src)
+                rows[side].setdefault(size, []).append(row)
+                _row(side, row, time.perf_counter() - start)
+    for side, by_size in rows.items():
+        peaks = {size: [r["peak_mb"] for r in runs] for size, runs in by_size.items()}
+        cpus = {size: [r["cpu_s"] / r["episodes"] for r in runs] for size, runs in by_size.items()}
+        for size, runs in by_size.items():
+            episodes = int(runs[0]["episodes"])
+            print(
+                f"{side}: {episodes:>6} episodes: peak {statistics.median(peaks[size]):.1f} MB "
+                f"({min(peaks[size]):.1f}-{max(peaks[size]):.1f}), CPU "
+                f"{1000 * statistics.median(cpus[size]):.2f} ms/episode"
+            )
+        if len(by_size) > 1:
+            small, large = min(by_size), max(by_size)
+            print(
+                f"{side}: peak memory, largest vs smallest: "
+                f"{statistics.median(peaks[large]) / statistics.median(peaks[small]):.2f}x "
+                f"(1.0 = flat); CPU per episode: "
+                f"{statistics.median(cpus[large]) / statistics.median(cpus[small]):.2f}x "
+                "(1.0 = linear)"
+            )
 
 
 if __name__ == "__main__":
