@@ -81,9 +81,9 @@ ON_LOOP = frozenset(
 )
 """toolproof's own check functions that only read the snapshots and the trajectory (no I/O, no
 lock, nothing an agent can make wait): an episode scores them on the event loop, as it does
-the built-in checks. (``live:answer_from_response`` parses every response body the agent
-got, of any size: it stays on a thread.) Every other custom function (a suite's own code, a user's module, a
-plug-in's registered name) runs on a world thread, so that one that blocks holds up its own
+the built-in checks. Every other custom function (a suite's own code, a user's module, a
+plug-in's registered name, ``live:answer_from_response``, which parses every response body
+the agent got, of any size) runs on a world thread, so that one that blocks holds up its own
 episode only."""
 
 _on_loop: dict[tuple[str, Path | None], bool] = {}
