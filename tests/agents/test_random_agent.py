@@ -142,8 +142,8 @@ def test_arguments_from_seen_values_stay_schema_valid_for_every_builtin_tool() -
         )
     )
     seen.add_text("free text with words, 42 and /workspace/b.csv")
-    rng = random.Random(7)
-    for tool in registry().values():
+    for tool in registry().values():  # which tools: what the worker's earlier tests loaded
+        rng = random.Random(tool.schema.name)  # each tool's draws, whatever the order
         schema = tool.schema.parameters
         if '"pattern"' in json.dumps(schema):
             continue  # regular expressions are beyond a random agent (a known limitation)
@@ -152,3 +152,49 @@ def test_arguments_from_seen_values_stay_schema_valid_for_every_builtin_tool() -
             arguments = random_arguments(schema, rng, seen=seen)
             errors = [e.message for e in validator.iter_errors(arguments)]
             assert not errors, f"{tool.schema.name}({arguments}): {errors}"
+
+
+def test_a_seen_value_is_offered_only_where_a_choice_of_schemas_allows_it() -> None:
+    # AgentDojo's tools (registered when its suite loads) take e.g. `amount: number | null`
+    # as an anyOf with no `type`: a seen word is not a number, whatever the registry's order.
+    seen = Seen()
+    seen.add_text('{"amount": "with", "note": "with", "count": 3}')
+    schema = {
+        "type": "object",
+        "properties": {
+            "amount": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "count": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+        },
+        "required": ["amount", "note"],
+    }
+    assert "with" in seen.candidates("note", schema["properties"]["note"])
+    assert seen.candidates("amount", schema["properties"]["amount"]) == [3]  # a number, not "with"
+    assert seen.candidates("count", schema["properties"]["count"]) == []  # 3 is both: invalid
+    del schema["properties"]["count"]  # random_value does not draw for a oneOf
+    validator = Draft202012Validator(schema)
+    rng = random.Random(7)
+    for _ in range(200):
+        arguments = random_arguments(schema, rng, seen=seen)
+        assert not list(validator.iter_errors(arguments)), arguments
+
+
+def test_a_local_ref_is_followed_and_a_hostile_one_is_bounded() -> None:
+    # pydantic writes an enum as a $ref into $defs (AgentDojo's share_file); a recursive ref
+    # that fans out (an MCP server's schema, say) must not build an endless tree.
+    enum = {
+        "$defs": {"Permission": {"enum": ["r", "rw"], "type": "string"}},
+        "type": "object",
+        "properties": {"permission": {"$ref": "#/$defs/Permission", "description": "level"}},
+        "required": ["permission"],
+    }
+    rng = random.Random(3)
+    seen = Seen()
+    seen.add_text("with words")
+    assert {random_arguments(enum, rng, seen=seen)["permission"] for _ in range(50)} == {"r", "rw"}
+    fan = {"$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}] * 200}}}
+    hostile = {**fan, "type": "object", "properties": {"x": {"$ref": "#/$defs/A"}}}
+    dangling = {"$defs": {}, "type": "object", "properties": {"y": {"$ref": "#/$defs/Nope"}}}
+    for schema in (hostile, dangling):
+        arguments = random_arguments({**schema, "required": list(schema["properties"])}, rng)
+        assert set(arguments) == set(schema["properties"])  # some value, drawn at once

@@ -127,9 +127,14 @@ class Seen:
 
 
 def _fits(value: Any, schema: dict[str, Any]) -> bool:
-    """Whether a seen scalar is valid for a simple schema (type, enum, bounds, length)."""
+    """Whether a seen scalar is valid for a simple schema (type, enum, bounds, length, a
+    choice of these with ``anyOf``); a ``oneOf`` is never assumed to fit."""
     if "enum" in schema:
         return value in schema["enum"]
+    if "anyOf" in schema:  # e.g. a number or null: a seen word is neither
+        return any(isinstance(s, dict) and _fits(value, s) for s in schema["anyOf"])
+    if "oneOf" in schema:
+        return False
     kind = schema.get("type", "string")
     kinds = set(kind) if isinstance(kind, list) else {kind}
     if isinstance(value, str):
@@ -191,10 +196,43 @@ def _draw(
     return random_value(schema, rng, depth, seen)
 
 
+_INLINE_BUDGET = 1_000
+"""Most refs :func:`_inlined` follows for one schema: refs that fan out (an ``anyOf`` of the
+same ref many times, recursively) stop there."""
+
+
+def _inlined(
+    node: Any, root: dict[str, Any], depth: int = 0, budget: list[int] | None = None
+) -> Any:
+    """``node`` with each local ``$ref`` (``#/$defs/Name``, as pydantic writes an enum) replaced
+    by what it points to, its own keys kept; a ref nested past 4 levels (a recursive type),
+    one that points nowhere, or any past the first :data:`_INLINE_BUDGET` is dropped (its
+    other keys kept)."""
+    budget = [_INLINE_BUDGET] if budget is None else budget
+    if isinstance(node, list):
+        return [_inlined(item, root, depth, budget) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target: Any = root
+        for part in ref.removeprefix("#/").split("/") if ref.startswith("#/") else [None]:
+            target = target.get(part) if isinstance(target, dict) and part else None
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        budget[0] -= 1
+        if not isinstance(target, dict) or depth >= 4 or budget[0] < 0:
+            return _inlined(rest, root, depth, budget)
+        return _inlined({**target, **rest}, root, depth + 1, budget)
+    skip = ("$defs", "definitions")
+    return {k: _inlined(v, root, depth, budget) for k, v in node.items() if k not in skip}
+
+
 def random_arguments(
     schema: dict[str, Any], rng: random.Random, depth: int = 0, seen: Seen | None = None
 ) -> dict[str, Any]:
     """Random arguments: every required property, and each optional one half the time."""
+    if depth == 0 and ("$defs" in schema or "definitions" in schema):
+        schema = _inlined(schema, schema)
     required = set(schema.get("required", []))
     args: dict[str, Any] = {}
     if depth > 3:
