@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from toolproof.scoring.checks.custom import ON_LOOP, load_function, needs_thread
+from toolproof.scoring.checks.custom import (
+    _FUNCTIONS,
+    ON_LOOP,
+    check_function,
+    load_function,
+    needs_thread,
+)
 from toolproof.spec import Task
 from toolproof_helpers import make_task
 
@@ -77,3 +83,15 @@ def test_a_suite_module_that_shadows_a_builtin_check_runs_on_a_thread(tmp_path: 
     assert needs_thread(task, _suite_dir(tmp_path / "plain")) is False
     shadowed = _suite_dir(tmp_path / "shadow", "toolproof.tools.toolkits.mail")
     assert needs_thread(task, shadowed) is True
+
+
+def test_a_plugin_registered_under_a_builtin_ref_runs_on_a_thread(tmp_path: Path) -> None:
+    # A registered name is looked up before the module path, so a plug-in that registers
+    # "toolproof.tools.toolkits.mail:sent_email" is what scoring would call: its own code.
+    plugin = check_function(SENT)(lambda ctx, **kw: True)
+    try:
+        task = _task([{"kind": "custom", "function": SENT}])
+        assert load_function(SENT) is plugin
+        assert needs_thread(task, _suite_dir(tmp_path)) is True
+    finally:
+        _FUNCTIONS.pop(SENT, None)

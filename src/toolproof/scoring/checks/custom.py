@@ -91,19 +91,22 @@ _on_loop: dict[tuple[str, Path | None], bool] = {}
 
 def runs_on_loop(ref: str, task_dir: Path | None) -> bool:
     """Whether a ``custom`` check naming ``ref`` may run on the event loop: one of
-    :data:`ON_LOOP`, as toolproof registered it or not shadowed by a module of the same name
-    in the task's suite (which scoring would find first)."""
+    :data:`ON_LOOP` that resolves to toolproof's own function, looked up as
+    :func:`load_function` does (a registered name first, then the task's suite, whose module
+    of the same name would shadow toolproof's)."""
     key = (ref, task_dir)
     known = _on_loop.get(key)
     if known is None:
+        registered = _FUNCTIONS.get(ref)
         if ref not in ON_LOOP:
             known = False
-        elif ":" not in ref:
-            fn = _FUNCTIONS.get(ref)
-            known = fn is not None and fn.__module__.startswith("toolproof.")
-        else:
+        elif registered is not None:
+            known = registered.__module__.startswith("toolproof.")
+        elif ":" in ref:
             root = suite_root(task_dir)
             known = root is None or not in_suite(root, ref.partition(":")[0])
+        else:
+            known = False
         _on_loop[key] = known
     return known
 
@@ -113,16 +116,18 @@ def needs_thread(task: Task, task_dir: Path | None) -> bool:
     call) or a custom function not known to run on the loop, among its success checks or,
     for its attack check, the attack's detect checks."""
 
-    def off(spec: Any, depth: int = 0) -> bool:
+    def off(spec: Any, nested: bool = False) -> bool:
         if spec.kind == "judge":
             return True
         if spec.kind != "custom":
             return False
         if not runs_on_loop(spec.function, task_dir):
             return True
-        attack = task.attack if spec.function == "attack" else None
-        # an attack check inside the detect checks would run them again: a thread, to be safe
-        return attack is not None and any(depth > 0 or off(d, depth + 1) for d in attack.detect)
+        if spec.function != "attack" or task.attack is None:
+            return False
+        if nested:  # an attack check among the detect checks runs them again: a thread
+            return True
+        return any(off(d, nested=True) for d in task.attack.detect)
 
     return any(off(spec) for spec in task.success)
 
