@@ -215,9 +215,9 @@ def _inlined(
         return node
     ref = node.get("$ref")
     if isinstance(ref, str):
-        target: Any = root
-        for part in ref.removeprefix("#/").split("/") if ref.startswith("#/") else [None]:
-            target = target.get(part) if isinstance(target, dict) and part else None
+        target: Any = root if ref.startswith("#/") else None  # local refs only
+        for part in ref[2:].split("/") if target is not None else []:
+            target = target.get(part) if isinstance(target, dict) else None
         rest = {k: v for k, v in node.items() if k != "$ref"}
         budget[0] -= 1
         if not isinstance(target, dict) or depth >= 4 or budget[0] < 0:
