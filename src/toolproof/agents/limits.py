@@ -13,22 +13,21 @@ left out of the scores (invariant 4). The limits are documented in
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from toolproof.trajectory import ToolCall, Usage
+from toolproof.trajectory import ToolCall, Usage, ingress
 
 from .base import AgentTurn
 
-MAX_CONTENT_CHARS = 1_000_000
+MAX_CONTENT_CHARS = ingress.MAX_TEXT_CHARS
 """Characters of a turn's text (its content or final answer)."""
-MAX_ARGUMENT_CHARS = 256 * 1024
+MAX_ARGUMENT_CHARS = ingress.MAX_JSON_CHARS
 """Characters of one call's arguments as JSON (or of its raw argument text)."""
 MAX_CALLS_PER_TURN = 64
 """Tool calls in one turn."""
 MAX_NAME_CHARS = 256
 """Characters of a tool name or call id."""
-MAX_DEPTH = 32
+MAX_DEPTH = ingress.MAX_DEPTH
 """Nesting of lists and objects in one call's arguments."""
 
 
@@ -37,56 +36,23 @@ class AgentFault(Exception):
 
 
 def _text(value: object, field: str, limit: int) -> str:
-    if not isinstance(value, str):
-        raise AgentFault(f"{field} must be a string, got {type(value).__name__}")
-    text = str.__str__(value)  # a plain str, whatever subclass the agent used
-    if len(text) > limit:
-        raise AgentFault(
-            f"{field} has {len(text):,} characters; the limit is {limit:,} (shorten it)"
-        )
-    return text
-
-
-def _depth(value: object) -> int:
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            break
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
+    try:
+        return ingress.text(value, field, limit)
+    except ingress.IngressError as exc:
+        raise AgentFault(str(exc)) from None
 
 
 def plain_arguments(arguments: object, field: str = "arguments") -> dict[str, Any]:
-    """A JSON-object copy of a call's arguments, within the size and nesting limits.
+    """A JSON-object copy of a call's arguments, through the one ingress for agent bytes.
 
     Raises:
         AgentFault: not a dict, not JSON (a set, an object, a cycle, an integer too long
-            to print, a nesting too deep), or too big.
+            to print, NaN, a lone surrogate, a nesting too deep), or too big.
     """
-    if not isinstance(arguments, dict):
-        raise AgentFault(f"{field} must be a dict (a JSON object), got {type(arguments).__name__}")
     try:
-        text = json.dumps(arguments, ensure_ascii=False)
-    except Exception as exc:  # TypeError, ValueError, RecursionError, or the agent's own code
-        raise AgentFault(f"{field} are not JSON data: {type(exc).__name__}: {exc}") from None
-    if len(text) > MAX_ARGUMENT_CHARS:
-        raise AgentFault(
-            f"{field} are {len(text):,} characters of JSON; the limit is "
-            f"{MAX_ARGUMENT_CHARS:,} per call"
-        )
-    try:
-        copy = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise AgentFault(f"{field} are not JSON data: {type(exc).__name__}") from None
-    if _depth(copy) > MAX_DEPTH:
-        raise AgentFault(f"{field} nest deeper than {MAX_DEPTH} levels")
-    assert isinstance(copy, dict)
-    return copy
+        return ingress.json_object(arguments, field, MAX_ARGUMENT_CHARS)
+    except ingress.IngressError as exc:
+        raise AgentFault(str(exc)) from None
 
 
 def _call(call: object, field: str) -> ToolCall:
@@ -109,10 +75,24 @@ def _usage(usage: object) -> Usage | None:
         return None
     if not isinstance(usage, Usage):
         raise AgentFault(f"turn.usage must be a Usage or None, got {type(usage).__name__}")
+    return checked_usage(dict(vars(usage)), "turn.usage")
+
+
+def checked_usage(values: dict[str, Any], field: str = "usage") -> Usage:
+    """A Usage from an agent's reported numbers: counts and cost finite and non-negative.
+
+    Raises:
+        AgentFault: a count or cost that is not a finite, non-negative number.
+    """
     try:
-        return Usage.model_validate(plain_arguments(dict(vars(usage)), "turn.usage"))
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise AgentFault(f"turn.usage is not valid: {exc}") from None
+        return Usage(
+            input_tokens=ingress.count(values.get("input_tokens", 0), f"{field}.input_tokens"),
+            output_tokens=ingress.count(values.get("output_tokens", 0), f"{field}.output_tokens"),
+            estimated=values.get("estimated") is True,
+            cost_usd=ingress.cost(values.get("cost_usd"), f"{field}.cost_usd"),
+        )
+    except ingress.IngressError as exc:
+        raise AgentFault(str(exc)) from None
 
 
 def checked_turn(turn: object, what: str = "act()") -> AgentTurn:

@@ -6,7 +6,7 @@ Map::
                  + Usage + timing + state digest/diff/snapshot) + termination
 """
 
-from . import jsonl
+from . import ingress, jsonl
 from .types import (
     FORMAT_VERSION,
     Message,
@@ -33,5 +33,6 @@ __all__ = [
     "ToolSchema",
     "Trajectory",
     "Usage",
+    "ingress",
     "jsonl",
 ]

@@ -84,10 +84,12 @@ class Message(BaseModel):
 class Usage(BaseModel):
     """Tokens (and cost, when priced) of one model call or a sum of them."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
     estimated: bool = Field(False, description="True when counted offline, not by the provider.")
-    cost_usd: float | None = Field(None, description="None when the model has no price.")
+    cost_usd: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="None when the model has no price."
+    )
 
     def __add__(self, other: Usage) -> Usage:
         cost = None

@@ -49,7 +49,7 @@ from ..base import (
     ToolSession,
     drives,
 )
-from ..limits import AgentFault, checked_turn, plain_arguments
+from ..limits import AgentFault, checked_turn, checked_usage, plain_arguments
 from ._spare_threads import run_on_spare
 
 T = TypeVar("T")
@@ -238,7 +238,7 @@ class _Session:
         return result.model_copy(deep=True)
 
     def record_usage(self, usage: Usage) -> None:
-        copy = Usage.model_validate(plain_arguments(dict(vars(usage)), "usage"))
+        copy = checked_usage(dict(vars(usage)), "usage")
         self._loop.call_soon_threadsafe(self._session.record_usage, copy)
 
     def record_model_call(self, call: dict[str, Any]) -> None:
