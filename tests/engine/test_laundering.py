@@ -105,35 +105,35 @@ HOSTILE_TURNS: dict[str, tuple[Callable[[], object], str]] = {
     ),
     "arguments that are a list": (
         lambda: AgentTurn(tool_calls=[_call(arguments=["A"])]),
-        "turn.tool_calls[0].arguments must be a dict (a JSON object), got list",
+        "turn.tool_calls[0].arguments must be a JSON object, got list",
     ),
     "arguments over the size limit": (
         lambda: AgentTurn(tool_calls=[_call(arguments={"product_id": "A" * MAX_ARGUMENT_CHARS})]),
-        f"the limit is {MAX_ARGUMENT_CHARS:,} per call",
+        f"the limit is {MAX_ARGUMENT_CHARS:,}",
     ),
     "arguments nested 10,000 deep": (
         lambda: AgentTurn(tool_calls=[_call(arguments=_deep(10_000))]),
-        "turn.tool_calls[0].arguments are not JSON data: RecursionError",
+        "turn.tool_calls[0].arguments nests deeper than 32 levels",
     ),
     "arguments nested past the depth limit": (
         lambda: AgentTurn(tool_calls=[_call(arguments=_deep(40))]),
-        "nest deeper than 32 levels",
+        "nests deeper than 32 levels",
     ),
     "arguments holding a cycle": (
         lambda: AgentTurn(tool_calls=[_call(arguments=_cycle())]),
-        "are not JSON data: ValueError: Circular reference",
+        "is not JSON data: ValueError: Circular reference",
     ),
     "a 5,000-digit integer argument": (
         lambda: AgentTurn(tool_calls=[_call(arguments={"product_id": 10**5000})]),
-        "are not JSON data: ValueError",
+        "is not JSON data: ValueError",
     ),
     "a set as an argument": (
         lambda: AgentTurn(tool_calls=[_call(arguments={"product_id": {"A"}})]),
-        "are not JSON data: TypeError: Object of type set",
+        "is not JSON data: TypeError: Object of type set",
     ),
     "an object whose str() raises, as an argument": (
         lambda: AgentTurn(tool_calls=[_call(arguments={"product_id": Unprintable()})]),
-        "are not JSON data: TypeError",
+        "is not JSON data: TypeError",
     ),
     "a call that is not a ToolCall": (
         lambda: _turn(tool_calls=[{"name": "get_stock"}]),
@@ -161,7 +161,7 @@ HOSTILE_TURNS: dict[str, tuple[Callable[[], object], str]] = {
     ),
     "usage with a field of the wrong type": (
         lambda: _turn(usage=_usage(input_tokens="many")),
-        "turn.usage is not valid",
+        "turn.usage.input_tokens must be a whole number, got str",
     ),
     "give_up that is not a bool": (
         lambda: _turn(give_up=Unprintable()),
@@ -335,8 +335,8 @@ async def test_a_driven_agents_malformed_calls_are_refused_to_the_agent() -> Non
     assert trajectory.termination is Termination.COMPLETED, trajectory.error
     assert [r.error_kind for r in seen] == ["invalid_arguments"] * 4
     assert "tool name must be a string, got int" in seen[0].content
-    assert "must be a dict" in seen[1].content
-    assert "not JSON data" in seen[2].content and "RecursionError" in seen[3].content
+    assert "must be a JSON object" in seen[1].content
+    assert "not JSON data" in seen[2].content and "nests deeper than 32 levels" in seen[3].content
 
 
 async def test_a_driven_agent_returning_a_non_string_is_an_agent_error() -> None:

@@ -156,19 +156,15 @@ def json_value(value: object, field: str, limit: int = MAX_JSON_CHARS) -> Any:
         _find_bad(value, field)
         raise IngressError(field, "is not valid Unicode") from None
     except ValueError as exc:  # NaN/inf, a cycle, an integer too long to print
-        try:
-            _find_bad(value, field)
-        except RecursionError:
-            pass
-        raise IngressError(field, f"is not JSON data: {exc}") from None
+        if not str(exc).startswith("Circular"):
+            _find_bad(value, field)  # names the NaN's place; a cycle would only nest on
+        raise IngressError(field, f"is not JSON data: ValueError: {exc}"[:300]) from None
     except RecursionError:
         raise IngressError(field, f"nests deeper than {MAX_DEPTH} levels") from None
     except Exception as exc:  # TypeError, or an odd object's own code raised
         raise IngressError(field, f"is not JSON data: {type(exc).__name__}: {exc}"[:300]) from None
     if len(encoded) > limit:
-        raise IngressError(
-            field, f"is {len(encoded):,} characters of JSON; the limit is {limit:,}"
-        )
+        raise IngressError(field, f"is {len(encoded):,} characters of JSON; the limit is {limit:,}")
     return parse_json(encoded, field, limit)
 
 
