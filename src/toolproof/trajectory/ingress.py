@@ -165,7 +165,10 @@ def json_value(value: object, field: str, limit: int = MAX_JSON_CHARS) -> Any:
         raise IngressError(field, f"is not JSON data: {type(exc).__name__}: {exc}"[:300]) from None
     if len(encoded) > limit:
         raise IngressError(field, f"is {len(encoded):,} characters of JSON; the limit is {limit:,}")
-    return parse_json(encoded, field, limit)
+    copy = json.loads(encoded)  # valid Unicode and finite: dumps and encode checked both
+    if _depth(copy) > MAX_DEPTH:
+        raise IngressError(field, f"nests deeper than {MAX_DEPTH} levels")
+    return copy
 
 
 def parse_json(raw: str | bytes, field: str, limit: int = MAX_JSON_CHARS) -> Any:
@@ -179,7 +182,7 @@ def parse_json(raw: str | bytes, field: str, limit: int = MAX_JSON_CHARS) -> Any
     if len(source) > limit:
         raise IngressError(field, f"is {len(source):,} characters; the limit is {limit:,}")
     try:
-        data = json.loads(source, parse_constant=_no_constant)
+        data = json.loads(source, parse_constant=lambda name: _no_constant(name, field))
     except RecursionError:
         raise IngressError(field, f"nests deeper than {MAX_DEPTH} levels") from None
     except IngressError:
@@ -188,12 +191,15 @@ def parse_json(raw: str | bytes, field: str, limit: int = MAX_JSON_CHARS) -> Any
         raise IngressError(field, f"is not valid JSON: {exc}"[:300]) from None
     if _depth(data) > MAX_DEPTH:
         raise IngressError(field, f"nests deeper than {MAX_DEPTH} levels")
-    _find_bad(data, field)
+    try:  # a "\udcff" escape parses into a lone surrogate, which UTF-8 cannot encode
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        _find_bad(data, field)
     return data
 
 
-def _no_constant(name: str) -> Any:
-    raise IngressError("the JSON", f"holds {name}: not a finite number")
+def _no_constant(name: str, field: str) -> Any:
+    raise IngressError(field, f"holds {name}: not a finite number (JSON has no NaN or Infinity)")
 
 
 def json_object(value: object, field: str, limit: int = MAX_JSON_CHARS) -> dict[str, Any]:
