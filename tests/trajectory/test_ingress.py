@@ -8,9 +8,11 @@ or return data that serializes to UTF-8 JSON (what the store writes) and round-t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import re
 from typing import Any
 
 import pytest
@@ -76,10 +78,8 @@ def test_parse_json_of_any_json_text_passes_only_storable_data(value: Any) -> No
 @FUZZ
 @given(st.binary(max_size=200))
 def test_parse_json_of_any_bytes_never_raises_anything_else(raw: bytes) -> None:
-    try:
+    with contextlib.suppress(IngressError):
         _stored(ingress.parse_json(raw, "body"))
-    except IngressError:
-        pass
 
 
 @FUZZ
@@ -122,7 +122,7 @@ def test_counts_and_costs_are_finite_and_non_negative(value: Any) -> None:
     ],
 )
 def test_hostile_json_text_is_refused_naming_the_field(raw: str | bytes, said: str) -> None:
-    with pytest.raises(IngressError, match="^" + said.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(IngressError, match="^" + re.escape(said)):
         ingress.parse_json(raw, "body")
 
 
@@ -152,13 +152,13 @@ def test_a_str_subclass_comes_back_plain() -> None:
 
 @pytest.mark.parametrize("bad", [-1, 1.5, float("nan"), float("inf"), True, "3", 10**13])
 def test_bad_counts_are_refused(bad: object) -> None:
-    with pytest.raises(IngressError, match="usage.input_tokens"):
+    with pytest.raises(IngressError, match=r"usage\.input_tokens"):
         ingress.count(bad, "usage.input_tokens")
 
 
 @pytest.mark.parametrize("bad", [-24_690.0, float("nan"), float("-inf"), 10**400, "1", False])
 def test_bad_costs_are_refused(bad: object) -> None:
-    with pytest.raises(IngressError, match="usage.cost_usd"):
+    with pytest.raises(IngressError, match=r"usage\.cost_usd"):
         ingress.cost(bad, "usage.cost_usd")
 
 
