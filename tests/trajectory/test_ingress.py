@@ -116,6 +116,7 @@ def test_counts_and_costs_are_finite_and_non_negative(value: Any) -> None:
         ('{"\\ud800": 1}', "body (a key) holds a lone UTF-16 surrogate"),
         ('{"n": NaN}', "body holds NaN"),
         ('{"n": -Infinity}', "body holds -Infinity"),
+        ('{"n": [1, 1e400]}', "body.n[1] is inf: not a finite number"),  # overflows to inf
         ("[" * 100_000 + "]" * 100_000, "body nests deeper than 32 levels"),
         (b"\xed\xb3\xbf", "body is not UTF-8"),  # a surrogate encoded as UTF-8 bytes
         ("{", "body is not valid JSON"),

@@ -191,9 +191,10 @@ def parse_json(raw: str | bytes, field: str, limit: int = MAX_JSON_CHARS) -> Any
         raise IngressError(field, f"is not valid JSON: {exc}"[:300]) from None
     if _depth(data) > MAX_DEPTH:
         raise IngressError(field, f"nests deeper than {MAX_DEPTH} levels")
-    try:  # a "\udcff" escape parses into a lone surrogate, which UTF-8 cannot encode
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
+    try:  # a "\udcff" escape parses into a lone surrogate, which UTF-8 cannot encode;
+        # a number such as 1e400 parses into an infinity
+        json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError):
         _find_bad(data, field)
     return data
 
