@@ -163,7 +163,7 @@ def test_agents_cannot_set_harness_headers(proxy: EgressProxy) -> None:
         http_send(context(), "GET", f"http://{HOST}/data", headers={"X-A": "1\r\nX-B: 2"})
     with pytest.raises(ToolError, match="absolute http"):
         http_get(context(), f"http://{HOST}/data\r\nHost: evil")
-    with pytest.raises(ToolError, match="invalid request"):
+    with pytest.raises(ToolError, match="HTTP 404"):  # sent percent-encoded: the service's 404
         http_get(context(), f"http://{HOST}/dätä")
 
 
@@ -200,16 +200,18 @@ def test_raw_hostile_requests_to_the_proxy_are_refused(
     assert upstream.hits == []
 
 
-def test_a_replay_miss_is_an_infra_error_naming_the_request(upstream: Upstream) -> None:
+def test_a_replay_miss_is_the_agents_tool_error_naming_the_request(upstream: Upstream) -> None:
     proxy = EgressProxy({"t1": TaskAccess(SPEC, {})}, mode="replay", cassette=Cassette())
     with (
         proxy as started,
         use_egress(started.url, started.token),
-        pytest.raises(LiveInfraError) as info,
+        pytest.raises(ToolError) as info,
     ):
         http_get(context(), f"http://{HOST}/data?b=2&a=1")
+    assert str(info.value).startswith("HTTP 404 not recorded: ")
     assert f"replay miss: GET http://{HOST}/data?a=1&b=2" in str(info.value)
-    assert "--live record" in str(info.value)
+    assert "was not recorded" in str(info.value)
+    assert started.log[-1]["outcome"].startswith("replay miss")
     assert upstream.hits == []
 
 

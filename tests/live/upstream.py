@@ -3,17 +3,21 @@
 Routes: ``/data`` JSON, ``/needs-key`` (401 without the right ``X-Api-Key``),
 ``/echo`` (returns the request's headers and query, as httpbin does: the place a
 leaked secret would show), ``/to-evil`` and ``/to-data`` (302 off and on the
-list), ``/big`` (a body over the limits). Every request is counted, so a test
-can prove a refused request never left the proxy.
+list), ``/big`` (a body over the limits), ``/mirror`` (the key it got, by header or
+query, echoed in every encoding a real service might use: URL-encoded, base64, JSON
+escapes, inside a Basic-auth blob) and ``/mirror-redirect`` (a 302 whose ``Location``
+carries the key URL-encoded). Every request is counted, so a test can prove a refused
+request never left the proxy.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 SECRET = "sk-live-7f3e9a1c55d2-do-not-leak"
 HOST = "api.example.org"
@@ -67,6 +71,12 @@ def handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
                 self._reply(302, {}, {"Location": "http://evil.example.net/steal"})
             elif parts.path == "/to-data":
                 self._reply(302, {}, {"Location": "/data"})
+            elif parts.path == "/mirror":
+                key = query.get("key") or self.headers.get("X-Api-Key") or ""
+                self._reply(200, mirror(self.path, key))
+            elif parts.path == "/mirror-redirect":
+                key = query.get("key") or self.headers.get("X-Api-Key") or ""
+                self._reply(302, {}, {"Location": f"/data?seen={quote(key, safe='')}"})
             elif parts.path == "/big":
                 self._reply(200, {"blob": "x" * 5000})
             else:
@@ -78,3 +88,20 @@ def handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
             """Quiet."""
 
     return Handler
+
+
+def mirror(path: str, key: str) -> dict[str, str]:
+    """A key echoed the ways real services echo what they got (JSON-encoded on the way out:
+    non-ASCII characters become ``\\uXXXX`` escapes)."""
+    raw = key.encode("utf-8")
+    return {
+        "path": path,
+        "raw": key,
+        "quoted": quote(key, safe=""),
+        "quoted_lower": quote(key, safe="").lower(),
+        "plus": quote_plus(key),
+        "b64": base64.b64encode(raw).decode(),
+        "b64url_bare": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "basic": base64.b64encode(b"user:" + raw).decode(),
+        "in_blob": base64.b64encode(b"{" + raw + b"}").decode(),
+    }

@@ -5,12 +5,23 @@ A client (the ``live`` toolkit) sends an HTTP/1.1 request in absolute form
 task id and the episode key. The proxy checks the task's allowlist and limits,
 then either forwards the request (``record``: secrets injected, the exchange
 stored scrubbed) or answers from the cassette (``replay``). Its own answers
-carry ``X-Toolproof-Proxy``: ``refused`` (the agent sees why) or ``infra``
-(a replay miss, an unreachable service: not the agent's fault).
+carry ``X-Toolproof-Proxy``: ``refused`` (the agent sees why), ``unrecorded`` (a
+replay miss: the agent asked for something the cassettes do not hold) or ``infra``
+(an allowlisted service that could not be reached: not the agent's fault).
 
-    tool ──▶ proxy ─┬─ allowlist, limits ──▶ refused (403/405/413/429)
-                    ├─ replay: cassette ──▶ hit | infra (miss, naming the request)
+    tool ──▶ proxy ─┬─ allowlist, limits, URL, body ──▶ refused (400/403/405/413/414/429)
+                    ├─ replay: cassette ──▶ hit | unrecorded (404, naming the request)
                     └─ record: upstream (secrets in) ──▶ scrub ──▶ cassette + answer
+                                                     └─▶ unreachable ──▶ infra (502)
+
+Who is to blame (ARCHITECTURE.md, invariant 8) is decided here, once: whatever the agent
+chose (the URL, its bytes and length, the method, the body, how often it asks, a URL the
+cassettes do not hold) is answered ``refused`` or ``unrecorded`` and becomes a
+:class:`~toolproof.tools.ToolError` the agent sees, so the episode is scored. Only a
+failure the proxy itself witnessed on the way to an allowlisted service for a well-formed
+request (no connection, a timeout, a broken reply) is ``infra``: the episode is retried and
+kept out of the score. What the agent gets back is scrubbed of the task's secrets in every
+encoding (:mod:`._scrub`).
 """
 
 from __future__ import annotations
@@ -25,12 +36,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from toolproof.spec.live import LiveSpec
+from toolproof.trajectory import ingress
 
 from ._cassette import Cassette, Recorded, normalise_url, request_key
 from ._policy import Limits, Refused, Target, check_url, public_address
+from ._scrub import Scrubber
 
 Mode = Literal["record", "replay"]
 Resolver = Callable[[str, int], tuple[str, int]]
@@ -55,6 +68,10 @@ _HOP = {
 }
 MAX_BODY = 16 * 1024 * 1024
 """Largest request body the proxy reads at all (the per-task limit is checked after)."""
+MAX_URL_CHARS = 8192
+"""Longest request URL accepted (and recorded); longer ones are refused with 414."""
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+"""Characters kept as they are in a forwarded path; anything else is percent-encoded."""
 _KEEP_RESPONSE = ("content-type", "location", "retry-after", "etag", "last-modified")
 
 
@@ -64,12 +81,20 @@ class TaskAccess:
 
     spec: LiveSpec
     secrets: dict[str, str]
+    _scrubber: Scrubber | None = None
 
     def scrub(self, data: bytes) -> bytes:
-        """Replace every secret value in ``data`` with ``<redacted>``."""
-        for value in self.secrets.values():
-            data = data.replace(value.encode(), REDACTED.encode())
-        return data
+        """Replace every secret value in ``data`` with ``<redacted>``: raw, URL-encoded,
+        JSON-escaped or base64-encoded (see :mod:`toolproof.live._scrub`)."""
+        if self._scrubber is None:
+            self._scrubber = Scrubber(self.secrets.values())
+        return self._scrubber(data)
+
+    def scrub_text(self, text: str) -> str:
+        """Like :meth:`scrub`, for text (a header value, a message)."""
+        return self.scrub(text.encode("utf-8", "surrogateescape")).decode(
+            "utf-8", "surrogateescape"
+        )
 
     def secret_params(self) -> frozenset[str]:
         """Query parameter names that carry secrets (dropped from matching keys)."""
@@ -160,6 +185,7 @@ class EgressProxy:
         if access is None:
             return _answer(403, "refused", f"task {task!r} is not a live task of this run")
         try:
+            url = _checked_url(url)
             target = check_url(url, method, access.spec)
             if len(body) > access.spec.max_request_bytes:
                 raise Refused(
@@ -175,15 +201,17 @@ class EgressProxy:
         key = request_key(method, shown, body)
         if self.mode == "replay":
             found = self.cassette.lookup(key)
-            if found is None:
-                self._note(method, shown, "replay miss")
+            if found is None:  # the agent asked for what was never recorded: its request
                 files = ", ".join(str(f) for f in self.cassette.files) or "none"
+                self._note(method, shown, f"replay miss (not in the cassettes: {files})")
                 return _answer(
-                    502,
-                    "infra",
+                    404,
+                    "unrecorded",
                     f"replay miss: {method.upper()} {shown} (body sha256 "
-                    f"{key.rsplit(' ', 1)[1]}) is not in the cassettes ({files}); fix: re-record "
-                    "with --live record where the service is reachable",
+                    f"{key.rsplit(' ', 1)[1]}) was not recorded: this run replays recorded "
+                    "exchanges only, and the service's answer to this request is unknown. "
+                    "Ask for a URL the task needs (to record new requests, a person runs "
+                    "--live record where the service is reachable)",
                 )
             response = found
         else:
@@ -191,10 +219,11 @@ class EgressProxy:
                 response = self._forward(method, url, target, headers, body, access)
             except Refused as exc:
                 self._note(method, shown, f"refused: {exc}")
-                return _answer(exc.status, "refused", str(exc))
-            except (OSError, http.client.HTTPException) as exc:
+                return _answer(exc.status, "refused", access.scrub_text(str(exc)))
+            except (OSError, http.client.HTTPException) as exc:  # witnessed by the proxy
                 self._note(method, shown, "upstream failed")
-                return _answer(502, "infra", f"{method.upper()} {shown} failed: {exc}")
+                text = f"{method.upper()} {shown} failed: {type(exc).__name__}: {exc}"
+                return _answer(502, "infra", access.scrub_text(text))
             self.cassette.add(method, shown, body, response)
         if len(response.body) > access.spec.max_response_bytes:
             self._note(method, shown, "response too large")
@@ -233,20 +262,29 @@ class EgressProxy:
                 out[secret.header] = value
             elif secret.query:
                 query = [(k, v) for k, v in query if k != secret.query] + [(secret.query, value)]
-        path = urlunsplit(("", "", parts.path or "/", urlencode(query), ""))
+        # The request line arrived as latin-1 text: its bytes, percent-encoded where a request
+        # line may not hold them (an agent's odd bytes are sent as %XX, never refused upstream).
+        raw_path = (parts.path or "/").encode("latin-1", "replace")
+        path = urlunsplit(("", "", quote(raw_path, safe=_PATH_SAFE), urlencode(query), ""))
         if self.resolver is not None:
             address, port = self.resolver(target.host, target.port)
         else:
-            address, port = public_address(target.host, target.port), target.port
+            try:
+                address, port = public_address(target.host, target.port), target.port
+            except (UnicodeError, ValueError) as exc:  # a name IDNA cannot encode
+                raise Refused(f"cannot resolve {target.host!r}: {exc}", 400) from None
         conn = _connection(target, address, port, self.timeout_s)
         try:
             default = {"http": 80, "https": 443}[target.scheme]
             out["Host"] = target.host if target.port == default else f"{target.host}:{target.port}"
-            conn.request(method.upper(), path, body=body or None, headers=out)
+            try:  # http.client checks the request line and headers before it sends a byte
+                conn.request(method.upper(), path, body=body or None, headers=out)
+            except (ValueError, http.client.InvalidURL) as exc:  # the agent's bytes
+                raise Refused(f"invalid request: {exc}", 400) from None
             reply = conn.getresponse()
             data = reply.read(access.spec.max_response_bytes + 1)
             kept = {
-                k.lower(): access.scrub(v.encode()).decode("latin-1")
+                k.lower(): access.scrub(v.encode("latin-1", "replace")).decode("latin-1")
                 for k, v in reply.getheaders()
                 if k.lower() in _KEEP_RESPONSE
             }
@@ -272,6 +310,20 @@ def _connection(target: Target, address: str, port: int, timeout_s: float) -> An
             self.sock = context.wrap_socket(sock, server_hostname=target.host)
 
     return _PinnedTLS(target.host, target.port, timeout=timeout_s, context=context)
+
+
+def _checked_url(url: str) -> str:
+    """The request URL as valid text of a bounded length (it is recorded and echoed).
+
+    Raises:
+        Refused: (414) too long, or (400) not valid Unicode.
+    """
+    if len(url) > MAX_URL_CHARS:
+        raise Refused(f"the URL has {len(url):,} characters; the limit is {MAX_URL_CHARS:,}", 414)
+    try:
+        return ingress.text(url, "the URL", MAX_URL_CHARS)
+    except ingress.IngressError as exc:
+        raise Refused(str(exc), 400) from None
 
 
 def _answer(status: int, verdict: str, text: str) -> tuple[int, dict[str, str], bytes]:

@@ -4,9 +4,13 @@
 goes to the proxy toolproof started for the run (:func:`use_egress`), which checks
 the task's allowlist and limits, injects secrets and records or replays. The
 agent sees ``{status, url, content_type, body}`` (JSON bodies parsed) or, when
-the proxy refuses, a :class:`ToolError` saying why. A replay miss or an
-unreachable service is not the agent's doing: it raises :class:`LiveInfraError`,
-which the gateway reports as an infra error.
+the proxy refuses, a :class:`ToolError` saying why. Whatever the agent chose is its
+own (ARCHITECTURE.md, invariant 8): a URL off the allowlist, a method, a body too big,
+a malformed or overlong URL, and a replay miss (a request the cassettes do not hold)
+are each a ``ToolError`` the agent sees, and the episode is scored. Only what the tool
+or the proxy witnessed failing for a well-formed request (no proxy running, the proxy
+not answering, an allowlisted service unreachable while recording) raises
+:class:`LiveInfraError`, which the gateway reports as an infra error.
 
 :func:`answer_from_response` is the suite's relation check: the final answer
 names the value found at a path of a response the agent actually received,
@@ -22,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from toolproof.trajectory import ToolKind
 
@@ -31,6 +35,10 @@ from ..base import ToolContext, ToolError, tool
 MAX_REDIRECTS = 5
 MAX_BODY = 16 * 1024 * 1024
 """Largest request body the tool sends (the proxy's hard cap; tasks allow less)."""
+MAX_URL_CHARS = 8192
+"""Longest URL the tools send (the proxy's limit too)."""
+_URL_SAFE = "".join(chr(c) for c in range(0x21, 0x7F))
+"""Printable ASCII but space: kept as is in a URL; any other character is percent-encoded."""
 _TIMEOUT_S = 60.0
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _FORBIDDEN_HEADERS = ("host", "content-length", "connection", "transfer-encoding", "proxy-")
@@ -106,6 +114,8 @@ def _call(
             raise LiveInfraError(text)
         if verdict == "refused":
             raise ToolError(f"HTTP {status} refused by the egress proxy: {text}")
+        if verdict == "unrecorded":  # a replay miss: the agent's request, answered as such
+            raise ToolError(f"HTTP {status} not recorded: {text}")
         if status in (301, 302, 303, 307, 308) and "location" in got:
             url = urljoin(url, got["location"])  # followed through the proxy: checked again
             if status == 303 or (status in (301, 302) and method not in ("GET", "HEAD")):
@@ -124,9 +134,23 @@ def _call(
 
 
 def _check_url(url: str) -> str:
+    """The URL to send: absolute http(s), bounded, other odd characters percent-encoded.
+
+    Raises:
+        ToolError: not an absolute http(s) URL, whitespace in it, or too long.
+    """
     if any(c in url for c in "\r\n\t ") or not url.lower().startswith(("http://", "https://")):
         raise ToolError(f"give an absolute http(s) URL without spaces, not {url[:200]!r}")
-    return url
+    try:
+        sent = quote(url, safe=_URL_SAFE)  # non-ASCII, control bytes: sent as %XX (UTF-8)
+    except UnicodeEncodeError:
+        raise ToolError("the URL is not valid Unicode (a lone surrogate); send UTF-8") from None
+    if len(sent) > MAX_URL_CHARS:
+        raise ToolError(
+            f"the URL has {len(sent):,} characters (percent-encoded); at most "
+            f"{MAX_URL_CHARS:,} can be sent"
+        )
+    return sent
 
 
 @tool(kind=ToolKind.READ, blocking=True)
