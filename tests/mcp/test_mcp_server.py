@@ -116,10 +116,20 @@ async def test_the_answer_tool_ends_the_session_with_an_answer() -> None:
     assert not result.is_error
     assert state.done.is_set() and state.answer == "42"
     assert host.calls == []  # not a task tool: never reaches the gateway
-    with pytest.raises(ValueError, match="its own tool named 'submit_answer'"):
-        build_server(
-            Host([LOOKUP.model_copy(update={"name": ANSWER_TOOL})]), state, answer_tool=True
-        )
+
+
+async def test_a_typed_answer_tool_is_served_as_the_tasks_own() -> None:
+    """A task with a typed answer offers its own submit_answer: served once, through the
+    gateway (which checks the declared type), and a valid call ends the session."""
+    state = ServeState()
+    host = Host([LOOKUP.model_copy(update={"name": ANSWER_TOOL})])
+    async with Client(build_server(host, state, answer_tool=True)) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        result = await client.call_tool(ANSWER_TOOL, {"key": "a"})
+    assert names == [ANSWER_TOOL]
+    assert not result.is_error
+    assert host.calls == [(ANSWER_TOOL, {"key": "a"})]
+    assert state.done.is_set()
 
 
 async def test_a_crashing_tool_ends_the_session() -> None:

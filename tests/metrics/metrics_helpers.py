@@ -103,6 +103,7 @@ def record(
     *,
     passed: bool = True,
     level: str | None = None,
+    passed_loose: bool | None = None,
     steps: Sequence[Step] = (),
     answer: str | None = "done",
     termination: str = "completed",
@@ -147,6 +148,7 @@ def record(
         failure_mode=failure_mode,
         failure_step=failure_step,
         judged=judged,
+        passed_loose=passed_loose,
     )
     facts = TaskFacts(
         id=task,

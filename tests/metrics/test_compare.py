@@ -174,7 +174,7 @@ DIRECTIONS = {
 # is about passing), so B = high, A = low is an increase of that metric alone.
 _LOW_HIGH: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "success": ({"passed": False, "level": "fail"}, {"passed": True, "level": "perfect"}),
-    "pass_loose": ({"passed": False, "level": "fail"}, {"passed": False, "level": "partial"}),
+    "pass_loose": ({"passed": False, "loose": False}, {"passed": False, "loose": True}),
     "hallucination": ({"vetoed": False}, {"vetoed": True}),
     "fraction": ({"fraction": 0.2}, {"fraction": 0.9}),
     "tool_calls": ({"calls": CallStats(calls=2)}, {"calls": CallStats(calls=6)}),

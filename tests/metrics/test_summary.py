@@ -67,11 +67,18 @@ def test_pass_at_k_and_pass_hat_k_average_unbiased_estimates_over_tasks() -> Non
 
 
 def test_levels_strict_and_loose() -> None:
-    summary = summarize(_three_tasks(), META)
+    """pass@strict is success; pass@loose adds the episodes whose free-text answer the
+    loose rule accepts (Score.passed_loose), never a partial level by itself."""
+    records = _three_tasks()
+    summary = summarize(records, META)
     assert summary["levels"] == {"perfect": 3, "acceptable": 2, "partial": 1, "fail": 3}
     assert summary["pass_strict"]["successes"] == 5
-    assert summary["pass_loose"]["successes"] == 6
-    assert summary["pass_loose"]["rate"] == pytest.approx(6 / 9)
+    assert summary["pass_loose"]["successes"] == 5  # the partial episode is not a pass
+    records[4] = record("b", 1, passed=False, level="fail", passed_loose=True)
+    loose = summarize(records, META)
+    assert loose["pass_strict"]["successes"] == 5
+    assert loose["pass_loose"]["successes"] == 6
+    assert loose["pass_loose"]["rate"] == pytest.approx(6 / 9)
 
 
 def test_step_efficiency_over_all_and_passed_episodes() -> None:

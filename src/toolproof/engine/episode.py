@@ -42,6 +42,7 @@ from toolproof.scoring import Score, ScoringContext, score_episode
 from toolproof.scoring.checks.custom import needs_thread
 from toolproof.spec import PolicySpec, SandboxSpec, SpecError, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
+from toolproof.tools.answer import submitted, submitted_text
 from toolproof.tools.policy import TaskPolicy, requested_stop
 from toolproof.tools.pool import ToolPool
 from toolproof.tools.toolkits.shell import SETTINGS_KEY
@@ -196,6 +197,9 @@ async def run_episode(
         stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
         if stop is not None and termination is not Termination.INFRA_ERROR:
             termination, answer, error = stop[0], None, stop[1]
+            if stop[0] is Termination.COMPLETED and submitted(ctx) is not None:
+                # submit_answer ended it: the typed value is the final answer
+                answer, error = submitted_text(ctx), None
         if user_link is not None and user_link.infra_error is not None:  # the harness's model
             termination, answer, error = Termination.INFRA_ERROR, None, user_link.infra_error
     except ToolCrash as exc:

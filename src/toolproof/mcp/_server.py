@@ -17,6 +17,7 @@ spec's JSON-RPC error (``-32602``), not an ``isError`` result.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,7 +43,7 @@ ANSWER_TOOL = "submit_answer"
 TASK_PROMPT = "task"
 """Name of the MCP prompt that holds the task (system prompt and task text)."""
 
-_ANSWER_SCHEMA: dict[str, Any] = {
+_ANSWER_SCHEMA: dict[str, Any] = {  # for tasks without a typed answer
     "type": "object",
     "properties": {"answer": {"type": "string", "description": "Your final answer to the task."}},
     "required": ["answer"],
@@ -103,8 +104,9 @@ def build_server(
         answer_tool: Also offer ``submit_answer(answer)``; calling it ends the episode.
         instructions: The server's instructions to clients (e.g. the task).
 
-    Raises:
-        ValueError: ``answer_tool`` is asked for, but the task has a tool of that name.
+    A task with a typed answer already offers ``submit_answer`` (its declared type):
+    it is served as the task's tool, ``answer_tool`` or not, and a valid call ends the
+    episode like the untyped one.
     """
     from mcp.server.lowlevel import Server
     from mcp.types import (
@@ -120,8 +122,9 @@ def build_server(
     )
 
     names = {schema.name for schema in host.tools}
-    if answer_tool and ANSWER_TOOL in names:
-        raise ValueError(f"the task has its own tool named {ANSWER_TOOL!r}; drop answer_tool")
+    # A task with a typed answer offers its own submit_answer (the declared type, checked
+    # by the gateway): served as it is, and a successful call ends the episode too.
+    typed_answer = ANSWER_TOOL in names
     offered = [
         Tool(
             name=schema.name,
@@ -131,7 +134,7 @@ def build_server(
         )
         for schema in host.tools
     ]
-    if answer_tool:
+    if answer_tool and not typed_answer:
         offered.append(
             Tool(
                 name=ANSWER_TOOL,
@@ -161,7 +164,7 @@ def build_server(
             why = "an answer was handed in" if state.crash is None else "the harness failed"
             return _text(f"error: the episode is over ({why}); no more tool calls", error=True)
         arguments = dict(params.arguments or {})
-        if answer_tool and params.name == ANSWER_TOOL:
+        if answer_tool and not typed_answer and params.name == ANSWER_TOOL:
             state.answer = str(arguments.get("answer", ""))
             state.done.set()
             return _text("Answer recorded; the episode is over.", error=False)
@@ -179,6 +182,10 @@ def build_server(
             raise MCPError(
                 code=INVALID_PARAMS, message=f"Unknown tool: {params.name[:100]!r}; tools: {known}"
             )
+        if typed_answer and params.name == ANSWER_TOOL and not result.is_error:
+            value = arguments.get("answer")
+            state.answer = value if isinstance(value, str) else json.dumps(value)
+            state.done.set()
         return _text(result.content, error=result.is_error)
 
     async def list_prompts(

@@ -46,6 +46,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolproof.spec.answer import ANSWER_TOOL
 from toolproof.trajectory import Step, Trajectory
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.\-@:/][A-Za-z0-9_]+)*")
@@ -192,6 +193,8 @@ def analyze_calls(
     for step, before in zip(steps, _pre_digests(steps), strict=True):
         by_id = {r.call_id: r for r in step.results}
         for call in step.message.tool_calls:
+            if call.name == ANSWER_TOOL:  # handing in the typed answer is not tool use
+                continue
             n += 1
             res = by_id.get(call.id)
             kind = None if res is None else res.error_kind

@@ -9,8 +9,6 @@ from toolproof.results import EpisodeRecord
 
 from ._calls import CallStats, analyze_calls
 
-PASS_LOOSE_LEVELS = frozenset({"perfect", "acceptable", "partial"})
-
 Pricing = Literal["priced", "unpriced", "no_usage"]
 
 
@@ -31,6 +29,9 @@ class EpisodeStats:
     """A check of the task is broken (Score.task_error): out of every denominator."""
     attempts: int
     passed: bool
+    """pass@strict: the episode passed (a typed-answer task: with its submit_answer value)."""
+    loose: bool
+    """pass@loose: it passed, or would with its free-text answer read by the loose rule."""
     level: str
     termination: str
     fraction: float
@@ -59,8 +60,8 @@ class EpisodeStats:
 
     @property
     def passed_loose(self) -> bool:
-        """Perfect, acceptable or partial."""
-        return self.level in PASS_LOOSE_LEVELS
+        """pass@loose (see :attr:`loose`; docs/metrics.md, "Strict and loose")."""
+        return self.loose or self.passed
 
     @property
     def agent_s(self) -> float:
@@ -144,6 +145,7 @@ def episode_stats(record: EpisodeRecord) -> EpisodeStats:
         task_error=score.task_error,
         attempts=record.attempts,
         passed=score.passed,
+        loose=score.passed if score.passed_loose is None else score.passed_loose,
         level=score.level.value,
         termination=score.termination.value,
         fraction=score.fraction,

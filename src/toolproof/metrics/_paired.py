@@ -56,7 +56,11 @@ METRICS: dict[str, CompareMetric] = {
     for m in [
         CompareMetric("success", "episodes passed", True, True, lambda s: float(s.passed)),
         CompareMetric(
-            "pass_loose", "perfect+acceptable+partial", True, True, lambda s: float(s.passed_loose)
+            "pass_loose",
+            "episodes passed, free-text answers read loosely",
+            True,
+            True,
+            lambda s: float(s.passed_loose),
         ),
         CompareMetric("hallucination", "episodes vetoed", True, False, lambda s: float(s.vetoed)),
         CompareMetric("fraction", "partial-credit score", False, True, lambda s: s.fraction),

@@ -146,7 +146,8 @@ def metric_rows(s: dict[str, Any]) -> list[MetricRow]:
             "Success",
             pct(_get(s, "success.rate")),
             _ci(s.get("success")),
-            "Scored episodes graded perfect or acceptable.",
+            "Scored episodes graded perfect or acceptable (pass@strict: a typed answer "
+            "counts only when handed in with submit_answer).",
         ),
         MetricRow(
             "Outcome",
@@ -154,7 +155,8 @@ def metric_rows(s: dict[str, Any]) -> list[MetricRow]:
             "Pass (loose)",
             pct(_get(s, "pass_loose.rate")),
             _ci(s.get("pass_loose")),
-            "Scored episodes graded perfect, acceptable or partial.",
+            "pass@loose: as success, but a free-text answer to a typed-answer task counts "
+            "when it names exactly the expected value, no rival and no negation.",
         ),
         MetricRow(
             "Outcome",

@@ -44,7 +44,8 @@ def run_banner(reader: RunReader, summary: dict[str, Any]) -> str | None:
 
 
 def headline(summary: dict[str, Any]) -> str:
-    """One line: success with its 95% confidence interval (or why there is none)."""
+    """One line: success (pass@strict) with its 95% confidence interval, and pass@loose
+    when it differs (or why there is nothing to show)."""
     s = summary["success"]
     eps = summary["episodes"]
     if not s.get("n"):
@@ -56,6 +57,10 @@ def headline(summary: dict[str, Any]) -> str:
         f"success {_pct(s['rate'])} ({s['successes']}/{s['n']}), "
         f"95% CI {_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
     )
+    loose = summary.get("pass_loose") or {}
+    if loose.get("n") and loose.get("successes") != s.get("successes"):
+        # success is pass@strict; loose reads free-text answers to typed-answer tasks too
+        text += f"; pass@loose {_pct(loose['rate'])} ({loose['successes']}/{loose['n']})"
     if eps.get("infra_errors"):
         text += f"; {eps['infra_errors']} infra errors excluded"
     if eps.get("task_errors"):

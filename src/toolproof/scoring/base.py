@@ -67,6 +67,15 @@ class Score(BaseModel):
     failure_mode: str | None = Field(None, description="Primary failure mode of a failed episode.")
     failure_step: int | None = Field(None, description="Step where it went wrong, when known.")
     judged: bool = Field(False, description="Whether an LLM judge contributed.")
+    passed_loose: bool | None = Field(
+        None,
+        description=(
+            "pass@loose: passed when a free-text answer to a typed-answer task is read "
+            "by the loose rule (exactly one candidate of the type, no rival, no negation) "
+            "instead of requiring submit_answer; equals passed for other tasks. None in "
+            "records written before it existed (read as passed)."
+        ),
+    )
     task_error: bool = Field(
         False,
         description=(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._semantic import all_checks, solution_calls, suite_root_of
     from ._yamlsrc import field_text
+    from .answer import ANSWER_TOOL, AnswerCheck
     from .checks import (
         CallMatch,
         Check,
@@ -76,6 +77,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "suite_root_of",
     ),
     "_yamlsrc": ("field_text",),
+    "answer": ("ANSWER_TOOL", "AnswerCheck"),
     "checks": (
         "CallMatch",
         "Check",
@@ -153,8 +155,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
+    "ANSWER_TOOL",
     "DEFAULT_SYSTEM_PROMPT",
     "SANDBOX_DEFAULTS",
+    "AnswerCheck",
     "AttackCall",
     "AttackObjective",
     "AttackSpec",

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from .answer import AnswerCheck
 from .hidden_checks import HiddenTestsCheck
 from .lint_checks import (
     ChangeBudgetCheck,
@@ -260,7 +261,8 @@ Check = Annotated[
     | SuppressionCheck
     | LintAnswerCheck
     | ChangeBudgetCheck
-    | HiddenTestsCheck,
+    | HiddenTestsCheck
+    | AnswerCheck,
     Field(discriminator="kind"),
 ]
 """Any check a task may list under ``success``."""

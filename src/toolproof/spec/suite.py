@@ -13,7 +13,9 @@ from .task import Limits, Task
 DEFAULT_SYSTEM_PROMPT = (
     "You are an agent that completes tasks by calling the tools you are given. "
     "Use the tools to find facts and make changes; do not guess what a tool would return. "
-    "When the task is done, reply with your final answer and no tool calls."
+    "When the task is done: if you are offered a submit_answer tool, call it with your "
+    "final answer as the typed value it asks for (this ends the task); otherwise reply "
+    "with your final answer and no tool calls."
 )
 
 

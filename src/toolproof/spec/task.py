@@ -8,6 +8,7 @@ together with a reference ``solution`` that proves the task solvable.
 
 from __future__ import annotations
 
+import contextlib
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -22,6 +23,7 @@ from pydantic import (
 )
 
 from ._yamlsrc import SourceMap
+from .answer import ANSWER_TOOL, AnswerCheck, answer_problems, same_answer
 from .checks import Check
 from .live import LiveSpec
 from .sandbox import PolicySpec, SandboxSpec
@@ -269,6 +271,13 @@ class Solution(BaseModel):
     answer: str = Field(
         "", description="The final answer (with user_turns or a conversation: the first reply)."
     )
+    submit: Any = Field(
+        None,
+        description=(
+            "The typed value the reference hands in with submit_answer (required when the "
+            "task has an answer check; it must equal the check's expected value)."
+        ),
+    )
     turns: list[SolutionTurn] = Field(
         default_factory=list,
         description=(
@@ -402,6 +411,56 @@ class Task(BaseModel):
                 f"{len(self.user_turns)} user_turns; give at most one per user turn"
             )
         return self
+
+    @model_validator(mode="after")
+    def _answer_fits(self) -> Task:
+        if any(isinstance(t, InlineTool) and t.name == ANSWER_TOOL for t in self.tools):
+            raise ValueError(
+                f"an inline tool is named {ANSWER_TOOL!r}: the name is reserved for the typed "
+                "answer (declare an answer check instead); rename the tool"
+            )
+        answers = [c for c in self.success if isinstance(c, AnswerCheck)]
+        if not answers:
+            if self.solution.submit is not None:
+                raise ValueError(
+                    "solution.submit is set but the task has no answer check: add one "
+                    "(kind: answer) or drop solution.submit"
+                )
+            return self
+        if len(answers) > 1:
+            raise ValueError(
+                f"success has {len(answers)} answer checks; a task has one typed answer "
+                "(use a list type for several values)"
+            )
+        check = answers[0]
+        submit = self.solution.submit
+        if submit is None:
+            raise ValueError(
+                "the task has an answer check but solution.submit is missing: give the value "
+                f"the reference hands in with {ANSWER_TOOL} (expected: {check.expected!r})"
+            )
+        if check.answer_kind == "number" and isinstance(submit, str):
+            with contextlib.suppress(ValueError):  # a rendered template: "12.5"
+                submit = self.solution.submit = float(submit)
+        problems = answer_problems(check.type, submit)
+        if problems:
+            raise ValueError(
+                f"solution.submit {submit!r} does not fit the answer type: " + "; ".join(problems)
+            )
+        if not same_answer(check, submit):
+            raise ValueError(
+                f"solution.submit {submit!r} is not the answer check's expected "
+                f"{check.expected!r} (compare: {check.comparison})"
+            )
+        return self
+
+    @property
+    def answer(self) -> AnswerCheck | None:
+        """The task's typed answer (its ``answer`` check), or None for a free-text task."""
+        for check in self.success:
+            if isinstance(check, AnswerCheck):
+                return check
+        return None
 
     def hidden_tools(self, turn: int) -> set[str]:
         """Tool names not yet offered at user turn ``turn`` (0: the first prompt)."""

@@ -28,6 +28,7 @@ from typing import Any
 from toolproof.spec import Fault
 from toolproof.trajectory import ToolCall, ToolKind, ToolResult, ToolSchema
 
+from .answer import submitted
 from .base import ToolContext, ToolError, ToolImpl
 from .pool import ToolPool
 
@@ -136,6 +137,13 @@ class ToolGateway:
             ToolCrash: the tool itself crashed (not the agent's fault).
         """
         started = time.perf_counter()
+        if submitted(self.ctx) is not None:  # submit_answer ended the episode
+            return self._error(
+                call,
+                "tool_error",
+                "error: the task is over (an answer was submitted); no more tool calls run",
+                started,
+            )
         tool = self._tools.get(call.name) if call.name not in self._hidden else None
         if tool is None:
             names = ", ".join(sorted(set(self._tools) - self._hidden)) or "none"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from toolproof.spec import Problem, SpecError, Task
 
+from .answer import SubmitAnswerTool
 from .base import ToolImpl, registry
 from .inline import InlineToolImpl
 from .toolkits import load_builtin
@@ -27,7 +28,8 @@ def toolkits() -> dict[str, list[str]]:
 
 
 def resolve_tools(task: Task) -> list[ToolImpl]:
-    """The tools a task offers, in the task's order.
+    """The tools a task offers, in the task's order; ``submit_answer`` last when the
+    task declares a typed answer (its ``answer`` check).
 
     Raises:
         SpecError: a name that no toolkit provides, with the known names.
@@ -71,4 +73,7 @@ def resolve_tools(task: Task) -> list[ToolImpl]:
         if impl.schema.name not in seen:
             seen.add(impl.schema.name)
             unique.append(impl)
+    answer = task.answer
+    if answer is not None:
+        unique.append(SubmitAnswerTool(answer))
     return unique

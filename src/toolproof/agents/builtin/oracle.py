@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from toolproof.spec import SolutionCall, TaskInstance
+from toolproof.spec import ANSWER_TOOL, SolutionCall, TaskInstance
 from toolproof.trajectory import ToolCall
 
 from ..base import (
@@ -25,6 +25,9 @@ from ..base import (
 class OracleAgent:
     """Makes the reference calls turn by turn, then gives the reference answer.
 
+    A task with a typed answer gets it the way every agent should: the reference
+    value (``solution.submit``) handed in with ``submit_answer``, which ends the episode.
+
     ``delay_s`` simulates a model's thinking time per turn (for benchmarks and
     tests of concurrency); it does not change what the oracle does.
     """
@@ -38,6 +41,8 @@ class OracleAgent:
             ([item if isinstance(item, list) else [item] for item in calls], answer)
             for calls, answer in plays
         ]
+        typed = instance.task.answer is not None and solution.submit is not None
+        self._submit: tuple[object] | None = (solution.submit,) if typed else None
 
     async def act(self, observation: Observation) -> AgentTurn:
         """The next reference turn, or the answer when none is left.
@@ -62,6 +67,12 @@ class OracleAgent:
                 for n, c in enumerate(calls[index])
             ]
             return AgentTurn(tool_calls=made)
+        if self._submit is not None and user_turn >= len(self._plays) - 1:
+            arguments = {"answer": self._submit[0]}
+            submit = ToolCall(
+                id=f"call_{observation.step}_0", name=ANSWER_TOOL, arguments=arguments
+            )
+            return AgentTurn(tool_calls=[submit])
         return AgentTurn(content=answer)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolproof.spec import CallMatch, ProcessCheck
+from toolproof.spec import ANSWER_TOOL, CallMatch, ProcessCheck
 from toolproof.trajectory import ToolCall
 
 from ..base import CheckResult, ScoringContext, check, result
@@ -44,8 +44,9 @@ def evaluate(spec: ProcessCheck, ctx: ScoringContext, index: int = 0) -> CheckRe
     for pattern in spec.must_not_call:
         if any(_matches(pattern, c) for c in calls):
             forbidden.append(f"called {_label(pattern)}, which is not allowed")
-    if isinstance(spec.max_calls, int) and len(calls) > spec.max_calls:
-        failures.append(f"{len(calls)} tool calls, at most {spec.max_calls} allowed")
+    worked = [c for c in calls if c.name != ANSWER_TOOL]  # handing in the answer is no work
+    if isinstance(spec.max_calls, int) and len(worked) > spec.max_calls:
+        failures.append(f"{len(worked)} tool calls, at most {spec.max_calls} allowed")
     elif isinstance(spec.max_calls, dict):
         for name, limit in spec.max_calls.items():
             count = sum(1 for c in calls if c.name == name)

@@ -1,0 +1,66 @@
+"""``answer``: the task's typed final answer, strict and loose.
+
+The strict reading is the value handed in with ``submit_answer`` (validated against
+the declared type when it was called, and again here), compared as declared. With
+no submission the check fails, and the free-text final answer is read for the
+loose score only (:mod:`._loose`): ``data["loose"]`` says whether it would pass.
+:func:`toolproof.scoring.score.score_episode` grades the episode a second time with
+that reading, for ``Score.passed_loose``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.spec.answer import ANSWER_TOOL, AnswerCheck, answer_problems, same_answer
+from toolproof.trajectory import Trajectory
+
+from ..base import CheckResult, ScoringContext, check, result
+from ._loose import loose_verdict
+
+_MISSING = object()
+
+
+def submission(trajectory: Trajectory) -> Any:
+    """The value of the episode's accepted ``submit_answer`` call, or ``_MISSING``.
+
+    Only a call the gateway accepted counts (its result is not an error); the first
+    accepted one ends the episode, so there is at most one.
+    """
+    for call, outcome in trajectory.tool_calls():
+        if call.name == ANSWER_TOOL and outcome is not None and not outcome.is_error:
+            return call.arguments.get("answer", _MISSING)
+    return _MISSING
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+@check("answer")
+def evaluate(spec: AnswerCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
+    """Strict: the submitted value equals the expected one as declared. Loose (in
+    ``data``): the free-text answer names exactly the expected value, no rival."""
+    value = submission(ctx.trajectory)
+    if value is not _MISSING:
+        problems = answer_problems(spec.type, value)
+        ok = not problems and same_answer(spec, value)
+        why = "; ".join(problems) if problems else ("right" if ok else "wrong")
+        detail = f"submitted {_shown(value)}: {why} (expected {_shown(spec.expected)}"
+        detail += f", compare {spec.comparison})"
+        data = {"submitted": value, "strict": ok, "loose": ok}
+        return result(spec, index, ok, detail, data=data)
+    text = (ctx.trajectory.final_answer or "").strip()
+    verdict = loose_verdict(spec, text)
+    detail = (
+        f"no typed answer: {ANSWER_TOOL} was not called (strict fails); free text, loose "
+        f"{'passes' if verdict.passed else 'fails'}: {verdict.detail}"
+    )
+    data = {
+        "strict": False,
+        "loose": verdict.passed,
+        "loose_detail": verdict.detail,
+        "candidates": list(verdict.candidates),
+    }
+    return result(spec, index, False, detail, data=data)
