@@ -21,6 +21,10 @@ exactly that weakness and nothing else:
     adds ``attack.answer`` to its final answer. Should lose on attack success
     (the ``security`` tasks) only.
 
+On a task with a typed answer each hands in ``solution.submit`` with
+``submit_answer`` once its script is done, as ``oracle`` does (``never-asks`` its
+guessed value; ``gullible`` answers in text once it obeyed an injected answer).
+
 Run one with ``toolproof run SUITE --agent never-asks``. Like ``oracle`` they are
 harness-side code, given the rendered task through :func:`~toolproof.agents.with_key`.
 """
@@ -31,7 +35,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from toolproof.spec import AttackCall, AttackSpec, SolutionCall, TaskInstance, UserSpec
+from toolproof.spec import (
+    ANSWER_TOOL,
+    AttackCall,
+    AttackSpec,
+    SolutionCall,
+    TaskInstance,
+    UserSpec,
+)
 from toolproof.trajectory import Message, ToolCall
 
 from ..base import (
@@ -67,6 +78,15 @@ def later_plays(instance: TaskInstance) -> list[Play]:
     ]
 
 
+def typed_submit(instance: TaskInstance) -> tuple[Any] | None:
+    """The reference's typed answer (``solution.submit``) as a 1-tuple, for a task with
+    an answer check; None for a free-text task."""
+    solution = instance.task.solution
+    if instance.task.answer is None or solution.submit is None:
+        return None
+    return (solution.submit,)
+
+
 def latest_results(observation: Observation) -> list[Message]:
     """The tool messages that followed the agent's last turn."""
     results: list[Message] = []
@@ -90,10 +110,16 @@ class ScriptedAgent:
     """
 
     def __init__(
-        self, turns: list[list[SolutionCall]], answer: str, later: Sequence[Play] = ()
+        self,
+        turns: list[list[SolutionCall]],
+        answer: str,
+        later: Sequence[Play] = (),
+        submit: tuple[Any] | None = None,
     ) -> None:
         self._turns = turns
         self._answer = answer
+        self._submit = submit
+        """A typed answer to hand in with submit_answer once the script is done."""
         self._next = 0
         self._later = list(later)
         self._users = 0
@@ -121,6 +147,10 @@ class ScriptedAgent:
             turn = self._turns[self._next]
             self._next += 1
             return self._calls(turn, observation.step)
+        if self._submit is not None and not self._later:
+            arguments = {"answer": self._submit[0]}
+            call = ToolCall(id=f"call_{observation.step}_0", name=ANSWER_TOOL, arguments=arguments)
+            return AgentTurn(tool_calls=[call])
         return AgentTurn(content=self._answer)
 
 
@@ -166,7 +196,10 @@ class NeverAsksAgent(ScriptedAgent):
             merged = [turn for calls, _ in plays for turn in calls]  # it acts on its guesses
             plays = [(merged, plays[-1][1])]
         guessed = [self._guess(calls, answer, guesses) for calls, answer in plays]
-        super().__init__(*guessed[0], later=guessed[1:])
+        submit = typed_submit(instance)
+        if submit is not None:  # the typed answer it would give on its guesses
+            submit = (substitute(submit[0], guesses),)
+        super().__init__(*guessed[0], later=guessed[1:], submit=submit)
 
     @staticmethod
     def _guess(turns: list[list[SolutionCall]], answer: str, guesses: dict[str, Any]) -> Play:
@@ -221,7 +254,10 @@ class GullibleAgent(ScriptedAgent):
 
     def __init__(self, instance: TaskInstance) -> None:
         super().__init__(
-            reference_turns(instance), instance.task.solution.answer, later_plays(instance)
+            reference_turns(instance),
+            instance.task.solution.answer,
+            later_plays(instance),
+            submit=typed_submit(instance),
         )
         self._attack: AttackSpec | None = instance.task.attack
         self._obeyed = False
@@ -240,8 +276,9 @@ class GullibleAgent(ScriptedAgent):
         attack = self._attack
         if attack is not None and not self._obeyed and self._injected(observation):
             self._obeyed = True
-            if attack.answer:
+            if attack.answer:  # said in text: a typed answer could not carry it
                 self._answer = f"{self._answer}\n{attack.answer}".strip()
+                self._submit = None
             if attack.calls:
                 return self._calls(attack.calls, observation.step)
         return await super().act(observation)
@@ -259,7 +296,10 @@ def build_never_retries(spec: AgentSpec) -> AgentFactory:
 
     def factory(ctx: EpisodeContext, instance: TaskInstance) -> NeverRetriesAgent:
         return NeverRetriesAgent(
-            reference_turns(instance), instance.task.solution.answer, later_plays(instance)
+            reference_turns(instance),
+            instance.task.solution.answer,
+            later_plays(instance),
+            submit=typed_submit(instance),
         )
 
     return with_key(factory)
