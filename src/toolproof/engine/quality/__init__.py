@@ -15,7 +15,10 @@ A task is fit to ship when (each rule is a :class:`Finding` when broken):
   ``never-asks`` the ambiguous ones, ``never-retries`` the tool_error tasks whose
   reference run meets an error result) and passes every other;
 * ``answer_in_prompt``: no rendered prompt contains the answer an output check expects;
-* ``facts_vary``: the values the checks compare change across seeds (templates draw them).
+* ``facts_vary``: the values the checks compare change across seeds (templates draw them);
+* ``hidden_cases``: every ``hidden_tests`` check's ``fail_to_pass`` cases fail on the
+  original code (the noop agent's runs) and pass on the reference fix (the oracle's), and
+  its ``pass_to_pass`` cases pass on both (SWE-bench's discipline).
 
 The episodes run in process through :class:`~toolproof.engine.Worker`, the engine's own
 runner, so a gate verdict is what ``toolproof run`` would score. The judging functions
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 from toolproof.spec import Suite, Task
 
+from ._hidden import judge_hidden_cases
 from ._rules import (
     FIXED_FACTS,
     FLAWED,
@@ -69,6 +73,7 @@ __all__ = [
     "judge_answer_in_prompt",
     "judge_facts_vary",
     "judge_flawed",
+    "judge_hidden_cases",
     "judge_markers",
     "judge_noop",
     "judge_oracle",
@@ -86,6 +91,7 @@ def judge_task(suite: Suite, task: Task, records: GateRecords) -> list[Finding]:
     findings = judge_markers(task, suite.task_file(task.id).read_text(encoding="utf-8"))
     findings += judge_oracle(task, oracle)
     findings += judge_noop(task, records.of("noop", task.id))
+    findings += judge_hidden_cases(task, records.of("noop", task.id), oracle)
     findings += judge_random(task, records.of("random", task.id))
     for agent in FLAWED:
         findings += judge_flawed(task, agent, records.of(agent, task.id), oracle)

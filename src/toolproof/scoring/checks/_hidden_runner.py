@@ -1,128 +1,189 @@
-"""The test runner of the ``hidden_tests`` check, run inside the sandbox (stdlib only).
+"""The observer of the ``hidden_tests`` check, run inside the sandbox (stdlib only).
 
-Not imported by the harness: its text is copied into the clean directory of a hidden
-test run and executed there as ``python3 -I -B RUNNER MODULE...`` (isolated mode: no
-PYTHON* variables, no user site, no script directory on ``sys.path``). It reads a nonce
-from standard input before any test module is imported, puts the workspace on
-``sys.path`` after the standard library (a module of the workspace cannot shadow it),
-loads each test module by path, runs the tests with :mod:`unittest` and tripwire tests
-whose outcomes are known (one must pass, one fail, one error), and writes one line,
-``MARK nonce JSON``, to a copy of standard output taken before the tests could touch it.
-It then leaves with ``os._exit`` so that no ``atexit`` hook of the code under test runs.
+Not imported by the harness: its text is run as ``python3 -c TEXT`` in a clean copy of
+the workspace, with the job on standard input: ``{"setup": CODE, "cases": [{"id", "expr"}
+or {"id", "call", "args", "kwargs"}...]}``. It holds no expected value and judges nothing:
+for each case it writes one line of JSON, ``{"case": ID, "value": TYPED}``, with the value
+the code returned or the exception it raised, in the typed form of
+``toolproof.spec.hidden_values`` (``{"$decimal": "1.50"}``, ``{"$raised": {...}}``...),
+preceded by ``{"start": ID}`` so the harness can tell which case a crash belongs to.
+Whatever the code under test does to this process (patches, exits, forged lines) can
+only change the values it reports about itself; the harness compares them.
 """
 
-from __future__ import annotations
-
-import importlib.util
+import contextlib
+import datetime
+import decimal
+import io
 import json
+import math
 import os
 import sys
-import traceback
-import unittest
 from typing import Any
 
-MARK = "@@toolproof-hidden-tests@@"
+_MAX_LINE = 200_000
+_MAX_ITEMS = 20_000
 
 
-class _Recorder(unittest.TestResult):
-    """Each test's outcome: pass, fail, error or skip (a failed subtest fails its test).
-
-    The method names are unittest's (camelCase) API.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.outcomes: dict[str, str] = {}
-        self.messages: dict[str, str] = {}
-
-    def _set(self, test: Any, outcome: str, err: Any = None) -> None:
-        test_id = test.id()
-        if self.outcomes.get(test_id) in ("fail", "error") and outcome == "pass":
-            return
-        self.outcomes[test_id] = outcome
-        if err is not None:
-            text = "".join(traceback.format_exception_only(err[0], err[1])).strip()
-            self.messages[test_id] = text[-400:]
-
-    def addSuccess(self, test: Any) -> None:
-        self._set(test, "pass")
-
-    def addFailure(self, test: Any, err: Any) -> None:
-        self._set(test, "fail", err)
-
-    def addError(self, test: Any, err: Any) -> None:
-        self._set(test, "error", err)
-
-    def addSkip(self, test: Any, reason: str) -> None:
-        self._set(test, "skip")
-
-    def addExpectedFailure(self, test: Any, err: Any) -> None:
-        self._set(test, "skip")
-
-    def addUnexpectedSuccess(self, test: Any) -> None:
-        self._set(test, "fail")
-
-    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
-        if err is not None:
-            self._set(test, "fail" if issubclass(err[0], test.failureException) else "error", err)
-
-
-class _TripwireError(Exception):
+class _TooBig(Exception):
     pass
 
 
-def _tripwire(tag: str) -> type[unittest.TestCase]:
-    def must_pass(self: unittest.TestCase) -> None:
-        self.assertEqual(len(tag), len(tag))
+def _typed(value: Any, budget: list[int]) -> Any:
+    """``value`` as typed JSON (data only: never ``repr`` of an object)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, decimal.Decimal):
+        return {"$decimal": decimal.Decimal.__str__(value)}
+    if isinstance(value, datetime.datetime):
+        return {"$datetime": datetime.datetime.isoformat(value)}
+    if isinstance(value, datetime.date):
+        return {"$date": datetime.date.isoformat(value)}
+    if isinstance(value, datetime.time):
+        return {"$time": datetime.time.isoformat(value)}
+    if isinstance(value, datetime.timedelta):
+        return {"$timedelta": [value.days, value.seconds, value.microseconds]}
+    if isinstance(value, list | tuple):
+        return [_typed(v, budget) for v in list(value)]
+    if isinstance(value, dict):
+        pairs = [(k, v) for k, v in dict.items(value)]
+        if all(isinstance(k, str) and not k.startswith("$") for k, _ in pairs):
+            return {str.__str__(k): _typed(v, budget) for k, v in pairs}
+        return {"$map": [[_typed(k, budget), _typed(v, budget)] for k, v in pairs]}
+    if isinstance(value, set | frozenset):
+        items = [_typed(v, budget) for v in list(value)]
+        return {"$set": sorted(items, key=lambda i: json.dumps(i, sort_keys=True))}
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": bytes(value).hex()}
+    return {"$object": type(value).__qualname__[:200]}
 
-    def must_fail(self: unittest.TestCase) -> None:
-        self.assertEqual(len(tag), len(tag) + 1)
 
-    def must_error(self: unittest.TestCase) -> None:
-        raise _TripwireError(tag)
+def _raised(exc: BaseException) -> dict[str, Any]:
+    names = [c.__name__ for c in type(exc).__mro__][:40]
+    try:
+        message = str(exc)[:2000]
+    except BaseException:  # a __str__ that raises: the type alone
+        message = ""
+    return {"$raised": {"type": names[0], "bases": names[1:], "message": message}}
 
-    body = {"test_a_" + tag: must_pass, "test_b_" + tag: must_fail, "test_c_" + tag: must_error}
-    return type("Check_" + tag, (unittest.TestCase,), body)
+
+def capture(function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """Call ``function`` and return what it returned and printed, and its exit status:
+    ``{"returned": ..., "stdout": ..., "stderr": ..., "exit": CODE or None}`` (for CLIs)."""
+    out, err = io.StringIO(), io.StringIO()
+    code: Any = None
+    returned: Any = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            returned = function(*args, **kwargs)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) or exc.code is None else 1
+            if exc.code is None:
+                code = 0
+    return {"returned": returned, "stdout": out.getvalue(), "stderr": err.getvalue(), "exit": code}
+
+
+def _arg(value: Any) -> Any:
+    """A typed JSON argument as a Python value (the forms a case's ``args`` may use)."""
+    if isinstance(value, list):
+        return [_arg(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1:
+        ((tag, body),) = value.items()
+        simple: dict[str, Any] = {
+            "$decimal": lambda b: decimal.Decimal(str(b)),
+            "$float": float,
+            "$date": datetime.date.fromisoformat,
+            "$datetime": datetime.datetime.fromisoformat,
+            "$time": datetime.time.fromisoformat,
+            "$timedelta": lambda b: datetime.timedelta(days=b[0], seconds=b[1], microseconds=b[2]),
+            "$bytes": bytes.fromhex,
+            "$set": lambda b: {_hashable(_arg(i)) for i in b},
+            "$map": lambda b: {_hashable(_arg(k)): _arg(v) for k, v in b},
+        }
+        if tag in simple:
+            return simple[tag](body)
+    return {k: _arg(v) for k, v in value.items()}
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
+
+
+def _resolve(dotted: str) -> Any:
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            target = getattr(target, name)
+        return target
+    raise ModuleNotFoundError(f"no module for {dotted!r}")
 
 
 def main() -> None:
-    """Run the modules named on the command line; print the verdict line."""
-    nonce = sys.stdin.readline().strip()
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    """Read the job, run the setup and each case, write one line per case."""
+    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    sys.stdin.close()
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # what the code under test prints goes to standard error
+    sys.stdout = sys.stderr
     root = os.getcwd()
-    # after the standard library (a workspace decimal.py must not shadow it), before site dirs
+    # the workspace after the standard library (a workspace json.py must not shadow it)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", root)]
     site = [i for i, p in enumerate(sys.path) if p.endswith(("site-packages", "dist-packages"))]
     sys.path.insert(site[0] if site else len(sys.path), root)
-    tag = nonce[:12]
-    loader = unittest.TestLoader()
-    suite = unittest.TestSuite([loader.loadTestsFromTestCase(_tripwire(tag + "x"))])
-    import_errors: dict[str, str] = {}
-    for rel in sys.argv[1:]:
-        name = rel[:-3].replace("/", ".")
-        try:
-            spec = importlib.util.spec_from_file_location(name, os.path.join(root, rel))
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            suite.addTests(loader.loadTestsFromModule(module))
-        except BaseException as exc:  # a module that cannot import fails all its tests
-            text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            import_errors[name] = text[-400:]
-    suite.addTests(loader.loadTestsFromTestCase(_tripwire(tag + "y")))  # before and after
-    recorder = _Recorder()
+
+    def write(record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        if len(line) > _MAX_LINE:
+            line = json.dumps({"case": record.get("case"), "too_big": len(line)})
+        channel.write(line + "\n")
+        channel.flush()
+
+    namespace: dict[str, Any] = {"__name__": "__hidden__", "capture": capture}
+    setup_error = None
     try:
-        suite.run(recorder)
-    except BaseException as exc:  # SystemExit or KeyboardInterrupt from the code under test
-        import_errors["<run>"] = f"the test run stopped: {type(exc).__name__}: {exc}"[-400:]
-    payload = {
-        "outcomes": recorder.outcomes,
-        "messages": recorder.messages,
-        "import_errors": import_errors,
-        "tripwire": tag,
-    }
-    out.write(f"{MARK} {nonce} {json.dumps(payload, sort_keys=True)}\n")
-    out.flush()
+        exec(compile(job.get("setup") or "", "<setup>", "exec"), namespace)
+    except BaseException as exc:  # the package does not import: every case says so
+        setup_error = _raised(exc)
+    for case in job["cases"]:
+        write({"start": case["id"]})
+        if setup_error is not None:
+            write({"case": case["id"], "setup_error": setup_error})
+            continue
+        try:
+            if "expr" in case:
+                value = eval(compile(case["expr"], "<case>", "eval"), namespace)
+            else:
+                args = [_arg(a) for a in case.get("args", [])]
+                kwargs = {k: _arg(v) for k, v in case.get("kwargs", {}).items()}
+                value = _resolve(case["call"])(*args, **kwargs)
+            try:
+                typed = _typed(value, [_MAX_ITEMS])
+            except (_TooBig, RecursionError):
+                write({"case": case["id"], "too_big": True})
+                continue
+        except BaseException as exc:  # SystemExit too: it is the code's answer
+            typed = _raised(exc)
+        write({"case": case["id"], "value": typed})
+    channel.close()
     os._exit(0)
 
 

@@ -1,23 +1,26 @@
-"""One hidden-test run: a clean copy of a workspace, the hidden tests, the sandbox, a verdict.
+"""One hidden run: a clean copy of a workspace, fresh interpreters in the sandbox, observations.
 
 Nothing of the agent's workspace is used in place. The run builds a fresh directory
 from the snapshot's regular files (links, FIFOs and sockets never appear in a
-snapshot's files) and the task's own initial files, writes the hidden tests and the
-runner into it, and runs ``python3 -I -B`` there in the episode's sandbox backend (no
-network, limits on time, memory, processes and file size). The runner's verdict line
-carries a nonce only the harness and the runner know before any tested code runs;
-a missing, repeated or foreign verdict, or tripwire tests with the wrong outcomes,
-mean the run was tampered with.
+snapshot's files) and the task's own initial files, and runs ``python3 -c RUNNER``
+there in the episode's sandbox backend (no network, limits on time, memory, processes
+and file size), with the job (the check's ``setup`` and its cases' computations, never
+their expected values) on standard input. The runner writes one JSON line per case;
+each is parsed here through :func:`toolproof.trajectory.ingress.parse_json` (agent bytes)
+and decoded by :func:`toolproof.spec.hidden_values.decode`. A case with no line, an
+unparseable, oversized or repeated one, has no observation: it fails. When the
+interpreter ends early (an exit, a crash, a limit), the case it was running fails and the
+cases after it run again in a new interpreter, on a new copy of the tree, until the
+check's time is used up.
 
-Runs are memoised by the digest of what they run (the tree and the settings), so the
-checks of an episode share one run, and the initial state of a task is run once.
+Runs are memoised by the digest of what they run (the tree, the job and the settings),
+for the episode and, when no interpreter hit a limit, for the process.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 import shutil
 import tempfile
 import threading
@@ -29,53 +32,53 @@ from typing import Any
 from toolproof.sandbox import ResourceLimits, SandboxError, get_backend
 from toolproof.spec import SandboxSpec, effective_sandbox
 from toolproof.spec.hidden_checks import NEVER_COPIED, HiddenTestsCheck
+from toolproof.spec.hidden_values import Raised, ValueFormError, decode
 from toolproof.tools.toolkits.shell import EpisodeShell, backend_name
+from toolproof.trajectory.ingress import IngressError, parse_json
 
 from ..base import ScoringContext
 from ._lintstate import matches
 
 __all__ = [
-    "RUNNER",
+    "RUNNER_SOURCE",
+    "CaseRun",
     "FixturesMissing",
-    "HiddenRun",
     "SandboxError",
     "final_tree",
     "initial_tree",
-    "modules_of",
-    "run_tests",
+    "run_cases",
     "settings_for",
     "tree_for",
 ]
 
-RUNNER = "_toolproof_runner.py"
-"""The runner's file name inside ``dir`` (the hidden tests' folder)."""
-_MARK = "@@toolproof-hidden-tests@@"
-_RUNNER_SOURCE = Path(__file__).with_name("_hidden_runner.py")
+RUNNER_SOURCE = Path(__file__).with_name("_hidden_runner.py").read_text(encoding="utf-8")
+"""The observer's text, run as ``python3 -c`` (no file of it in the sandbox)."""
 _OUTPUT_BYTES = 2_000_000
+_MAX_LINE = 256 * 1024
 _MAX_FILE = 8 << 20
-_CACHE: OrderedDict[str, HiddenRun] = OrderedDict()
-_CACHE_SIZE = 256
+_CACHE: OrderedDict[str, CaseRun] = OrderedDict()
+_CACHE_SIZE = 512
 _LOCK = threading.Lock()
 
 
 @dataclass
-class HiddenRun:
-    """What one run found.
+class CaseRun:
+    """What the runs of one check's cases observed.
 
     Attributes:
-        outcomes: Test id to ``pass``, ``fail``, ``error`` or ``skip`` (tripwires left out).
-        import_errors: Test module to the error that stopped its import.
-        tampered: Why the run cannot be trusted, or None.
-        stopped: Why the run ended without a verdict (a limit, a crash), or None.
-        messages: Test id to the first lines of its failure.
-        tail: The end of the run's output, for people.
+        values: Case id to the decoded value it returned (a :class:`Raised` for an
+            exception), for the cases that were observed.
+        problems: Case id to why it has no value (the interpreter died in it, its line was
+            missing, unparseable, too big or repeated, the setup failed).
+        launches: Interpreters started.
+        limited: Whether an interpreter ran into a limit (wall time, memory...).
+        tail: The end of the last interpreter's standard error, for people.
     """
 
-    outcomes: dict[str, str] = field(default_factory=dict)
-    import_errors: dict[str, str] = field(default_factory=dict)
-    tampered: str | None = None
-    stopped: str | None = None
-    messages: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    launches: int = 0
+    limited: bool = False
     tail: str = ""
 
 
@@ -110,6 +113,12 @@ def initial_tree(ctx: ScoringContext) -> dict[str, bytes]:
     return found
 
 
+def agents_file(spec: HiddenTestsCheck, rel: str) -> bool:
+    """Whether the run takes ``rel`` from the agent's workspace: a ``source`` file that is
+    not one of :data:`NEVER_COPIED`."""
+    return matches(rel, spec.source) and not matches(rel, NEVER_COPIED)
+
+
 def final_tree(ctx: ScoringContext, spec: HiddenTestsCheck) -> dict[str, bytes]:
     """The final workspace's files that the run takes (see :func:`agents_file`): regular
     files whose content is the snapshot's (links, FIFOs and the rest left out, unread)."""
@@ -126,56 +135,16 @@ def final_tree(ctx: ScoringContext, spec: HiddenTestsCheck) -> dict[str, bytes]:
     return found
 
 
-def _under(rel: str, folder: str) -> bool:
-    return rel == folder or rel.startswith(folder + "/")
-
-
-def agents_file(spec: HiddenTestsCheck, rel: str) -> bool:
-    """Whether the run takes ``rel`` from the agent's workspace: a ``source`` file that is not
-    a visible test, not under ``dir`` and not one of :data:`NEVER_COPIED`."""
-    return (
-        matches(rel, spec.source)
-        and not matches(rel, NEVER_COPIED)
-        and not matches(rel, spec.visible)
-        and not _under(rel, spec.dir)
-    )
-
-
 def tree_for(
     spec: HiddenTestsCheck, initial: dict[str, bytes], final: dict[str, bytes]
 ) -> dict[str, bytes]:
-    """The files of the run: the agent's ``source`` files, the rest as at the start, the tests.
-
-    The visible tests come from ``initial``, nothing of the agent's lands under ``dir``
-    or matches :data:`NEVER_COPIED`, and the hidden tests and the runner are written last.
-    """
-
-    def agents(rel: str) -> bool:
-        return agents_file(spec, rel)
-
-    tree = {rel: data for rel, data in initial.items() if not _under(rel, spec.dir)}
-    for rel in [r for r in tree if agents(r) and r not in final]:
+    """The files of the run: the agent's ``source`` files, every other file as at the start
+    (the visible tests included); nothing matching :data:`NEVER_COPIED` from the agent."""
+    tree = dict(initial)
+    for rel in [r for r in tree if agents_file(spec, r) and r not in final]:
         del tree[rel]  # a source file the agent removed
-    tree.update({rel: data for rel, data in final.items() if agents(rel)})
-    for name, text in spec.files.items():
-        tree[f"{spec.dir}/{name}"] = text.encode()
-    tree[f"{spec.dir}/{RUNNER}"] = _RUNNER_SOURCE.read_bytes()
+    tree.update({rel: data for rel, data in final.items() if agents_file(spec, rel)})
     return tree
-
-
-def modules_of(spec: HiddenTestsCheck, tree: dict[str, bytes]) -> list[str]:
-    """The test modules to run, relative paths: the visible ones, then the hidden ones."""
-    visible = sorted(r for r in tree if r.endswith(".py") and matches(r, spec.visible))
-    hidden = [f"{spec.dir}/{name}" for name in sorted(spec.files)]
-    return [*[r for r in visible if r not in hidden], *hidden]
-
-
-def _digest(tree: dict[str, bytes], modules: list[str], settings: list[object]) -> str:
-    h = hashlib.sha256(json.dumps([modules, settings]).encode())
-    for rel in sorted(tree):
-        h.update(hashlib.sha256(rel.encode()).digest())
-        h.update(hashlib.sha256(tree[rel]).digest())
-    return h.hexdigest()
 
 
 def settings_for(ctx: ScoringContext) -> SandboxSpec:
@@ -186,6 +155,14 @@ def settings_for(ctx: ScoringContext) -> SandboxSpec:
     return effective_sandbox(None, None, ctx.instance.task.sandbox)
 
 
+def _digest(tree: dict[str, bytes], job: object, settings: list[object]) -> str:
+    h = hashlib.sha256(json.dumps([job, settings], sort_keys=True).encode())
+    for rel in sorted(tree):
+        h.update(hashlib.sha256(rel.encode()).digest())
+        h.update(hashlib.sha256(tree[rel]).digest())
+    return h.hexdigest()
+
+
 def _write(root: Path, tree: dict[str, bytes]) -> None:
     for rel, data in tree.items():
         path = root / rel
@@ -193,114 +170,156 @@ def _write(root: Path, tree: dict[str, bytes]) -> None:
         path.write_bytes(data)
 
 
-def _verdict(stdout: str, nonce: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The runner's payload and, when the output cannot be trusted, why."""
-    lines = [line for line in stdout.splitlines() if line.startswith(_MARK)]
-    if not lines:
-        return None, None
-    if len(lines) > 1:
-        return None, f"{len(lines)} verdict lines instead of one"
-    _, _, rest = lines[0].partition(" ")
-    given, _, text = rest.partition(" ")
-    if given != nonce:
-        return None, "a verdict line that the harness's runner did not write"
+def _observe(line: str, waiting: set[str]) -> tuple[str, Any, str | None] | None:
+    """One output line as (case id, value, problem), or None when it names no waiting case."""
+    if len(line) > _MAX_LINE:
+        return None
     try:
-        payload = json.loads(text)
-    except ValueError:
-        return None, "a verdict line that is not JSON"
-    return (payload, None) if isinstance(payload, dict) else (None, "a malformed verdict")
+        record = parse_json(line, "hidden run output", _MAX_LINE)
+    except IngressError:
+        return None
+    if not isinstance(record, dict) or record.get("case") not in waiting:
+        return None
+    case = str(record["case"])
+    if "setup_error" in record:
+        try:
+            raised = decode({"$raised": record["setup_error"].get("$raised")}, "setup")
+        except (ValueFormError, AttributeError):
+            return case, None, "the setup failed"
+        why = raised.type if isinstance(raised, Raised) else "?"
+        return case, None, f"the setup failed: {why}: {getattr(raised, 'message', '')}"[:300]
+    if "too_big" in record:
+        return case, None, "its value is too big to report"
+    if "value" not in record:
+        return None
+    try:
+        return case, decode(record["value"], f"case {case!r}"), None
+    except ValueFormError as exc:
+        return case, None, f"its value is malformed ({exc})"[:300]
 
 
-def _tripwires(outcomes: dict[str, str], tag: str) -> str | None:
-    want = {"a": "pass", "b": "fail", "c": "error"}
-    seen = {k: v for k, v in outcomes.items() if tag in k}
-    wrong = []
-    for suffix in ("x", "y"):
-        for letter, outcome in want.items():
-            hits = [v for k, v in seen.items() if k.endswith(f".test_{letter}_{tag}{suffix}")]
-            if hits != [outcome]:
-                wrong.append(f"{letter}{suffix}: {hits or 'missing'} instead of {outcome}")
-    return "tripwire tests came out wrong (" + "; ".join(wrong) + ")" if wrong else None
+def _read(stdout: str, cases: list[str], run: CaseRun) -> str | None:
+    """Record the observations of one interpreter; the last case it started and left
+    unobserved (the one it died in), or None."""
+    waiting = set(cases)
+    seen: set[str] = set()
+    started: str | None = None
+    for line in stdout.splitlines():
+        if line.startswith('{"start"'):
+            try:
+                record = parse_json(line, "hidden run output", 1000)
+            except IngressError:
+                continue
+            if isinstance(record, dict) and record.get("start") in waiting:
+                started = str(record["start"])
+            continue
+        found = _observe(line, waiting)
+        if found is None:
+            continue
+        case, value, problem = found
+        if case in seen:
+            run.values.pop(case, None)
+            run.problems[case] = "it was reported twice"
+            continue
+        seen.add(case)
+        if problem is not None:
+            run.problems[case] = problem
+        else:
+            run.values[case] = value
+    dead = [c for c in cases if c not in seen]
+    return started if started in dead else (dead[0] if dead else None)
 
 
-def _parse(stdout: str, stderr: str, nonce: str, limit: str | None, code: int | None) -> HiddenRun:
-    tail = (stdout + stderr).strip()[-800:]
-    payload, tampered = _verdict(stdout, nonce)
-    if tampered is not None:
-        return HiddenRun(tampered=tampered, tail=tail)
-    if payload is None:
-        why = f"the {limit.replace('_', ' ')} limit" if limit else f"exit code {code}"
-        return HiddenRun(stopped=f"the test run ended without a verdict ({why})", tail=tail)
-    tag = str(payload.get("tripwire", ""))
-    outcomes = {str(k): str(v) for k, v in dict(payload.get("outcomes", {})).items()}
-    if tag != nonce[:12]:
-        return HiddenRun(tampered="the verdict names another run's tripwires", tail=tail)
-    wrong = _tripwires(outcomes, tag)
-    if wrong is not None:
-        return HiddenRun(tampered=wrong, tail=tail)
-    return HiddenRun(
-        outcomes={k: v for k, v in outcomes.items() if tag not in k},
-        import_errors={str(k): str(v) for k, v in dict(payload["import_errors"]).items()},
-        messages={str(k): str(v) for k, v in dict(payload.get("messages", {})).items()},
-        tail=tail,
-    )
-
-
-def _execute(tree: dict[str, bytes], modules: list[str], spec: HiddenTestsCheck,
-             settings: SandboxSpec, backend: str) -> HiddenRun:  # fmt: skip
-    nonce = secrets.token_hex(16)
+def _launch(
+    tree: dict[str, bytes], job: dict[str, Any], limits: ResourceLimits,
+    settings: SandboxSpec, backend: str,
+) -> Any:  # fmt: skip
     cls = get_backend(backend)
     image = settings.image if cls.uses_image else None
-    limits = ResourceLimits(
-        wall_s=spec.timeout_s,
-        cpu_s=spec.timeout_s,
-        memory_mb=settings.limit("memory_mb"),
-        pids=settings.limit("pids"),
-        file_size_mb=settings.limit("file_size_mb"),
-        workspace_mb=None,
-        output_bytes=_OUTPUT_BYTES,
-    )
     root = Path(tempfile.mkdtemp(prefix="toolproof-hidden-"))
     try:
         _write(root, tree)
-        argv = ["python3", "-I", "-B", "-X", "utf8", f"{spec.dir}/{RUNNER}", *modules]
-        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
+        argv = ["python3", "-c", RUNNER_SOURCE]
         with cls(root, image=image, ro_binds=settings.ro_binds) as box:
-            done = box.exec(argv, stdin=nonce + "\n", limits=limits, env=env)
+            return box.exec(argv, stdin=json.dumps(job), limits=limits, env=settings.env)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return _parse(done.stdout, done.stderr, nonce, done.limit_hit, done.exit_code)
 
 
-def run_tests(
+def _execute(
+    spec: HiddenTestsCheck, tree: dict[str, bytes], settings: SandboxSpec, backend: str
+) -> CaseRun:
+    run = CaseRun()
+    pending = [c.id for c in spec.cases()]
+    by_id = {c.id: c.job() for c in spec.cases()}
+    budget = spec.timeout_s
+    while pending:
+        if budget <= 0.05:
+            for case in pending:
+                run.problems[case] = "not run: the check's time was used up"
+            break
+        limits = ResourceLimits(
+            wall_s=budget,
+            cpu_s=budget,
+            memory_mb=settings.limit("memory_mb"),
+            pids=settings.limit("pids"),
+            file_size_mb=settings.limit("file_size_mb"),
+            workspace_mb=None,
+            output_bytes=_OUTPUT_BYTES,
+        )
+        job = {"setup": spec.setup, "cases": [by_id[c] for c in pending]}
+        done = _launch(tree, job, limits, settings, backend)
+        run.launches += 1
+        run.limited = run.limited or done.limit_hit is not None
+        run.tail = done.stderr.strip()[-800:]
+        budget -= max(done.duration_s, 0.05)
+        died_in = _read(done.stdout, pending, run)
+        if died_in is None:
+            break
+        how = (
+            f"the {done.limit_hit.replace('_', ' ')} limit"
+            if done.limit_hit
+            else f"exit code {done.exit_code}"
+        )
+        run.problems[died_in] = f"the interpreter ended in this case ({how})"
+        cut = pending.index(died_in)
+        for case in pending[:cut]:
+            if case not in run.values and case not in run.problems:
+                run.problems[case] = "its observation was missing or unreadable"
+        observed = set(run.values) | set(run.problems)
+        pending = [c for c in pending[cut + 1 :] if c not in observed]
+    return run
+
+
+def run_cases(
     spec: HiddenTestsCheck,
     tree: dict[str, bytes],
     settings: SandboxSpec,
-    episode: dict[str, HiddenRun] | None = None,
-) -> HiddenRun:
-    """Run the tests of ``tree``, memoised by its digest.
+    episode: dict[str, CaseRun] | None = None,
+) -> CaseRun:
+    """Observe the cases of ``spec`` on ``tree``, memoised by digest.
 
-    Every result is kept in ``episode`` (the episode's memo: a run that timed out is not run
-    again by the episode's next check); results that did not stop early are also kept for
-    the process, so the initial state of an instance runs once.
+    Every result is kept in ``episode`` (the episode's memo); results where no interpreter
+    hit a limit are also kept for the process, so the same tree runs once.
 
     Raises:
         SandboxError: the sandbox cannot run here (an infra problem, not the agent's).
     """
     backend = backend_name(settings)
-    modules = modules_of(spec, tree)
+    job = {"setup": spec.setup, "cases": [c.job() for c in spec.cases()]}
     limits = [settings.limit(n) for n in ("memory_mb", "pids", "file_size_mb")]
-    key = _digest(tree, modules, [spec.timeout_s, backend, settings.image, *limits])
+    env = sorted((settings.env or {}).items())
+    key = _digest(tree, job, [spec.timeout_s, backend, settings.image, env, *limits])
     if episode is not None and key in episode:
         return episode[key]
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    found = _execute(tree, modules, spec, settings, backend)
+    found = _execute(spec, tree, settings, backend)
     if episode is not None:
         episode[key] = found
-    if found.tampered is None and found.stopped is None:  # a limit may be the load's
+    if not found.limited:  # a limit may be the machine's load
         with _LOCK:
             _CACHE[key] = found
             while len(_CACHE) > _CACHE_SIZE:

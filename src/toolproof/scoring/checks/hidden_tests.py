@@ -1,63 +1,71 @@
-"""``hidden_tests``: tests the agent never saw, run by the harness on a clean copy of its work.
+"""``hidden_tests``: cases the agent never saw, computed by its code, judged by the harness.
 
-The check (spec: :class:`toolproof.spec.hidden_checks.HiddenTestsCheck`) runs the
-task's hidden tests, and the visible ones as the task started them, once on the final
-workspace and once on the initial one (both memoised, see ``_hiddenrun``), and scores
-the tests it selects:
+The check (spec: :class:`toolproof.spec.hidden_checks.HiddenTestsCheck`) observes its
+cases on a clean copy of the final workspace (memoised, see ``_hiddenrun``) and compares
+each observed value with the case's expectation here, outside the sandbox:
 
-* credit is the share of the selected tests that failed at the start and pass now;
-* it passes when every selected test passes (a skip is not a pass);
-* a check whose selected tests all passed at the start is a guard: it gives no credit
-  and fails when the agent broke one of them (collateral damage);
-* a tampered run (tripwire tests with the wrong outcomes, a forged or repeated verdict)
-  vetoes the episode, labelled ``tampered``;
+* credit is the share of ``fail_to_pass`` cases that pass;
+* it passes when every case passes;
+* a check with only ``pass_to_pass`` cases is a guard: it gives no credit and fails when
+  the agent broke one of them (collateral damage);
+* a case with no observation (its interpreter crashed, exited or timed out, its output
+  was missing, unparseable, too big or repeated) fails; it is the agent's code, never an
+  infra error;
 * a sandbox that cannot run is an infra error, never the agent's failure.
+
+Each result's ``data["cases"]`` maps every case id to ``pass`` or ``fail``, so the quality
+gate can verify the fail-to-pass / pass-to-pass split from the noop and oracle records.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from toolproof.spec.hidden_checks import HiddenTestsCheck
+from toolproof.spec.hidden_checks import HiddenCase, HiddenTestsCheck
+from toolproof.spec.hidden_values import Raised, decode, same, show
 
 from ..base import CheckResult, ScoringContext, check, result
 from ._hiddenrun import (
+    CaseRun,
     FixturesMissing,
-    HiddenRun,
     SandboxError,
     final_tree,
     initial_tree,
-    run_tests,
+    run_cases,
     settings_for,
     tree_for,
 )
 
 _MEMO_KEY = "toolproof.hidden_tests.runs"
-"""``world.extras`` key of the episode's runs, by digest (see ``_hiddenrun.run_tests``)."""
+"""``world.extras`` key of the episode's runs, by digest (see ``_hiddenrun.run_cases``)."""
 
 
-def _selected(spec: HiddenTestsCheck, ids: set[str]) -> list[str]:
-    if not spec.select:
-        return sorted(ids)
-    return sorted(i for i in ids if any(i == p or i.startswith(p + ".") for p in spec.select))
-
-
-def _failure(run: HiddenRun, test_id: str) -> str:
-    outcome = run.outcomes.get(test_id)
-    if outcome is None:
-        module = next((m for m in run.import_errors if test_id.startswith(m + ".")), None)
-        if module is not None:
-            return f"{test_id}: not run, {module} did not import ({run.import_errors[module]})"
-        return f"{test_id}: not run" + (f" ({run.stopped})" if run.stopped else "")
-    message = run.messages.get(test_id, "")
-    return f"{test_id}: {outcome}" + (f" ({message.splitlines()[-1][:200]})" if message else "")
+def verdict(case: HiddenCase, run: CaseRun) -> str | None:
+    """Why ``case`` fails on what ``run`` observed, or None when it passes."""
+    if case.id in run.problems:
+        return run.problems[case.id]
+    if case.id not in run.values:
+        return "no observation"
+    got = run.values[case.id]
+    if case.raises is not None:
+        if not isinstance(got, Raised):
+            return f"expected {case.raises} to be raised, got {show(got)}"
+        if case.raises != got.type and case.raises not in got.bases:
+            return f"expected {case.raises}, got {show(got)}"
+        if case.match is not None and case.match not in got.message:
+            return f"expected {case.raises} saying {case.match!r}, got {show(got)}"
+        return None
+    want = decode(case.expect)
+    if same(want, got, case.compare, case.tolerance):
+        return None
+    return f"expected {show(want)}, got {show(got)}"
 
 
 @check("hidden_tests")
 def evaluate_hidden_tests(
     spec: HiddenTestsCheck, ctx: ScoringContext, index: int = 0
 ) -> CheckResult:
-    """Run the hidden tests on a clean copy of the final and initial workspaces; score them."""
+    """Observe the hidden cases on a clean copy of the final workspace; judge them here."""
     settings = settings_for(ctx)
     try:
         initial = initial_tree(ctx)
@@ -65,43 +73,34 @@ def evaluate_hidden_tests(
         return result(spec, index, False, f"task error: {exc}", task_error=True)
     memo = ctx.world.extras.setdefault(_MEMO_KEY, {})
     try:
-        end = run_tests(spec, tree_for(spec, initial, final_tree(ctx, spec)), settings, memo)
-        start = run_tests(spec, tree_for(spec, initial, initial), settings, memo)
+        run = run_cases(spec, tree_for(spec, initial, final_tree(ctx, spec)), settings, memo)
     except SandboxError as exc:
-        detail = f"the hidden tests could not run in the sandbox: {exc}"
+        detail = f"the hidden cases could not run in the sandbox: {exc}"
         return result(spec, index, False, detail, data={"infra_error": True})
-    if end.tampered is not None:
-        detail = f"the hidden-test run was tampered with: {end.tampered}"
-        found = {"tampered": end.tampered, "output": end.tail}
-        return result(spec, index, False, detail, veto=True, data=found)
-    chosen = _selected(spec, set(start.outcomes) | set(end.outcomes))
-    missing = [p for p in spec.select if not any(i == p or i.startswith(p + ".") for i in chosen)]
-    if not chosen or missing:
-        detail = f"no test of the run matches select {missing or spec.select}"
-        return result(spec, index, False, f"task error: {detail}", task_error=True)
-    already = [i for i in chosen if start.outcomes.get(i) == "pass"]
-    needed = [i for i in chosen if i not in already]
-    passing = [i for i in chosen if end.outcomes.get(i) == "pass"]
-    fixed = [i for i in needed if i in passing]
-    broken = [i for i in already if i not in passing]
-    failing = [i for i in chosen if i not in passing]
+    why = {c.id: verdict(c, run) for c in spec.cases()}
+    fixed = [c.id for c in spec.fail_to_pass if why[c.id] is None]
+    broken = [c.id for c in spec.pass_to_pass if why[c.id] is not None]
+    failing = [f"{cid}: {text}" for cid, text in why.items() if text is not None]
     data: dict[str, Any] = {
-        "tests": len(chosen),
-        "needed": len(needed),
+        "cases": {cid: "pass" if text is None else "fail" for cid, text in why.items()},
+        "fail_to_pass": [c.id for c in spec.fail_to_pass],
+        "pass_to_pass": [c.id for c in spec.pass_to_pass],
         "fixed": len(fixed),
         "broken": broken,
-        "failing": [_failure(end, i) for i in failing[:10]],
-        "import_errors": end.import_errors,
+        "failing": failing[:10],
+        "launches": run.launches,
     }
-    if end.stopped:
-        data["stopped"] = end.stopped
-    guard = not needed
-    share = len(fixed) / len(needed) if needed else (1.0 if not broken else 0.0)
+    if run.tail and failing:
+        data["stderr_tail"] = run.tail
+    guard = not spec.fail_to_pass
+    share = len(fixed) / len(spec.fail_to_pass) if spec.fail_to_pass else float(not broken)
+    total = len(why)
     if not failing:
-        what = f"all {len(chosen)} tests pass" + (f" ({len(fixed)} fixed)" if fixed else "")
-        return result(spec, index, True, what, score=share, guard=guard, data=data)
-    parts = [f"{len(passing)} of {len(chosen)} tests pass"]
+        return result(
+            spec, index, True, f"all {total} cases pass", score=share, guard=guard, data=data
+        )
+    parts = [f"{total - len(failing)} of {total} cases pass"]
     if broken:
-        parts.append(f"{len(broken)} that passed at the start fail now")
-    parts.append("; ".join(data["failing"][:3]))
-    return result(spec, index, False, "; ".join(parts), score=share, guard=guard, data=data)
+        parts.append(f"{len(broken)} that pass on the original code fail now")
+    parts.append("; ".join(failing[:3]))
+    return result(spec, index, False, "; ".join(parts)[:1000], score=share, guard=guard, data=data)
