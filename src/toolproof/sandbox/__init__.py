@@ -35,6 +35,7 @@ from toolproof.sandbox._registry import (
     sandbox,
 )
 from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._wsfs import reachable_tmp
 
 __all__ = [
     "SANDBOX_GID",
@@ -46,6 +47,7 @@ __all__ = [
     "available_backends",
     "default_backend",
     "get_backend",
+    "reachable_tmp",
     "sandbox",
     "sandbox_owner",
 ]

@@ -35,6 +35,7 @@ from toolproof.sandbox._wsfs import (
     check_reachable,
     chown_tree,
     on_workspace_tmpfs,
+    reachable_tmp,
     unreachable_parent,
 )
 
@@ -280,7 +281,8 @@ class Sandbox(Launcher, ABC):
         """A private host directory removed on ``close`` (home, tmp, generated files)."""
         with self._lock:
             if self._scratch is None:
-                self._scratch = Path(tempfile.mkdtemp(prefix=f"toolproof-{self.name}-"))
+                where = reachable_tmp(self.owner)  # a private TMPDIR: a shared /tmp
+                self._scratch = Path(tempfile.mkdtemp(prefix=f"toolproof-{self.name}-", dir=where))
                 if self.drops_root:  # the sandbox user reads generated files from here
                     self._scratch.chmod(0o711)
                 # Removed on close(), or when the sandbox is garbage-collected unclosed.

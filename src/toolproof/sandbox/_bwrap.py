@@ -30,13 +30,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
+from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._seccomp import program
+from toolproof.sandbox._wsfs import reachable_tmp
 
-__all__ = ["BwrapSandbox", "nproc_argv"]
+__all__ = ["BwrapSandbox", "diagnose", "nproc_argv"]
 
 _log = logging.getLogger(__name__)
 UID = GID = 1000
@@ -214,8 +216,12 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
         )
     features = frozenset(f for f in ("--size", "--disable-userns") if f in text)
     owner = sandbox_owner()
+    try:
+        where = reachable_tmp(owner)  # never the harness's private TMPDIR
+    except SandboxError as exc:
+        return str(exc), bwrap, features
     seccomp = seccomp_pipe()
-    with tempfile.TemporaryDirectory(prefix="toolproof-bwrap-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="toolproof-bwrap-probe-", dir=where) as tmp:
         _write_etc(Path(tmp))
         argv = build_argv(
             bwrap,
@@ -245,14 +251,60 @@ def _probe() -> tuple[str | None, str, frozenset[str]]:
             if seccomp is not None:
                 os.close(seccomp)
     if run.returncode != 0:
-        return (
-            f"a test sandbox failed ({run.stderr.strip() or f'exit {run.returncode}'}); "
-            "user namespaces are probably disabled: check sysctl user.max_user_namespaces, "
-            "and on Ubuntu 23.10+ kernel.apparmor_restrict_unprivileged_userns",
-            bwrap,
-            features,
-        )
+        said = run.stderr.strip() or f"exit {run.returncode}"
+        return f"a test sandbox failed ({said}); {diagnose(said, owner)}", bwrap, features
     return None, bwrap, features
+
+
+#: Kernel settings that keep unprivileged processes out of user namespaces: file, the
+#: value that does, and what to run instead.
+_USERNS_KNOBS = (
+    ("/proc/sys/user/max_user_namespaces", "0", "sysctl -w user.max_user_namespaces=15000"),
+    (
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "0",
+        "sysctl -w kernel.unprivileged_userns_clone=1",
+    ),
+    (
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        "1",
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile "
+        "for bwrap",
+    ),
+)
+
+
+def diagnose(stderr: str, owner: tuple[int, int] | None) -> str:
+    """The real cause of a failed test sandbox, from bwrap's message and the host.
+
+    Args:
+        stderr: What bwrap said.
+        owner: The host user the test sandbox ran as (None: the harness's own).
+    """
+    who = "the harness's user" if owner is None else f"the sandbox user (uid {owner[0]})"
+    if "Permission denied" in stderr and ("source path" in stderr or "chdir" in stderr):
+        return (
+            f"{who} cannot reach a directory bwrap binds: a parent is not searchable by it; "
+            "make the directories on the way searchable (chmod o+x), or point TMPDIR at one "
+            "it can reach (e.g. TMPDIR=/tmp)"
+        )
+    for path, value, fix in _USERNS_KNOBS:
+        try:
+            current = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if current == value:
+            return f"user namespaces are disabled for {who}: {path} is {value}; {fix}"
+    if "namespace" in stderr.lower() or "uid map" in stderr.lower():
+        return (
+            f"{who} may not create user namespaces here (a container without them, or a "
+            "seccomp or AppArmor policy denying unshare); run with user namespaces allowed, "
+            "or choose a container backend (--sandbox podman or docker)"
+        )
+    return (
+        "bwrap could not set up the sandbox; run `bwrap --unshare-all --uid 1000 --dev /dev "
+        "--ro-bind / / true` as that user to see why"
+    )
 
 
 @functools.cache

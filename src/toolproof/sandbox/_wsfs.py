@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 from toolproof.sandbox._errors import SandboxError
@@ -40,6 +41,7 @@ __all__ = [
     "chown_tree",
     "is_full",
     "on_workspace_tmpfs",
+    "reachable_tmp",
     "unreachable_parent",
 ]
 
@@ -151,6 +153,38 @@ def check_reachable(path: Path, what: str, owner: tuple[int, int]) -> None:
             f"{str(blocked)!r} is not searchable by it; chmod o+x {str(blocked)!r}, "
             "or run the harness with CAP_SYS_ADMIN (then it is bound where it can)"
         )
+
+
+#: Where scratch directories go when ``TMPDIR`` is out of the sandbox user's reach.
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def reachable_tmp(owner: tuple[int, int] | None) -> str | None:
+    """A directory for the sandbox's scratch files that ``owner`` can search, or None.
+
+    None (``tempfile``'s own choice) when the harness is not root: commands then run
+    as the harness's user, who reaches its own ``TMPDIR``. For a root harness,
+    ``TMPDIR`` when the sandbox user can reach it, else the first of
+    :data:`SHARED_TMP` it can: a private ``TMPDIR`` (``mktemp -d``, mode ``0700``) must
+    not stop the sandbox. Scratch directories made there are the harness's (mode
+    ``0711``), so sharing ``/tmp`` shows nothing to anyone.
+
+    Raises:
+        SandboxError: No such directory exists; the message names TMPDIR and the fix.
+    """
+    if owner is None:
+        return None
+    default = Path(tempfile.gettempdir())
+    for candidate in (default, *map(Path, SHARED_TMP)):
+        if candidate.is_dir() and unreachable_parent(candidate, *owner) is None:
+            return str(candidate)
+    blocked = unreachable_parent(default, *owner)
+    raise SandboxError(
+        f"the sandbox user (uid {owner[0]}) can reach no directory for scratch files: "
+        f"TMPDIR {str(default)!r} is behind {str(blocked)!r}, which it cannot search, and "
+        f"none of {', '.join(SHARED_TMP)} is usable; set TMPDIR to a directory it can "
+        "search (e.g. TMPDIR=/tmp, mode 1777)"
+    )
 
 
 def chown_tree(root: Path, uid: int, gid: int) -> int:
