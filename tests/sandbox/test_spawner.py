@@ -6,7 +6,10 @@ bwrap backend keeps the per-command path and they skip.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -20,7 +23,12 @@ import pytest
 
 from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
 from toolproof.sandbox._cgroup import host_support
-from toolproof.sandbox._spawner import Spawner, SpawnerBroken
+from toolproof.sandbox._spawner import Spawner, SpawnerBroken, SpawnerLost
+from toolproof.spec import SandboxSpec, WorldSpec
+from toolproof.tools import ToolContext, ToolCrash, ToolGateway, load_builtin, registry
+from toolproof.tools.toolkits.shell import SETTINGS_KEY, episode_shell
+from toolproof.trajectory import ToolCall
+from toolproof.worlds import World
 
 SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=256, pids=32, workspace_mb=16)
 
@@ -301,8 +309,9 @@ def test_the_spawner_and_its_command_die_with_the_harness(
 def test_a_garbled_reply_is_a_spawner_failure_not_a_crash(sent: bytes) -> None:
     """Whatever comes back on the socket, the harness gets ``SpawnerBroken``."""
     ours, theirs = socket.socketpair()
-    fake = Spawner.__new__(Spawner)  # only the reading half: no helper process
+    fake = Spawner.__new__(Spawner)  # only the reading half: a sleeper stands in for the helper
     fake.sock, fake._buffer = ours, bytearray()
+    fake.proc = subprocess.Popen(["sleep", "60"])
     try:
         theirs.sendall(sent)
         if not sent:
@@ -310,5 +319,105 @@ def test_a_garbled_reply_is_a_spawner_failure_not_a_crash(sent: bytes) -> None:
         with pytest.raises(SpawnerBroken):
             fake.receive(0.5)
     finally:
+        fake.proc.kill()
+        fake.proc.wait()
         ours.close()
         theirs.close()
+
+
+def _nonce() -> str:
+    """Digits no other program's command line holds: this test's processes alone match."""
+    return f"{secrets.randbelow(10**9):09d}"
+
+
+def _stall_during_command(
+    box: Sandbox, stop: Callable[[int], None], leftovers: Callable[[str], list[int]]
+) -> tuple[BaseException | None, object]:
+    """Run a command, ``stop`` the spawner (by pid) once it runs; what exec raised or gave."""
+    spawner = _spawner(box)
+    token = f"sleep 4.{_nonce()}"
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(box.exec(f"{token}; echo finished", limits=SMALL))
+        except BaseException as exc:  # handed to the test
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        _wait_for(lambda: leftovers(token), "the command to start")
+        stop(spawner.proc.pid)
+        worker.join(timeout=120)
+        assert not worker.is_alive(), "exec never returned"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(spawner.proc.pid, signal.SIGKILL)  # a process this test stopped
+        worker.join(timeout=60)
+    (result,) = outcome
+    _wait_for(lambda: spawner.proc.poll() is not None, "the stalled spawner to be reaped")
+    assert leftovers(token) == []
+    return (result if isinstance(result, BaseException) else None), result
+
+
+@pytest.mark.parametrize("sig", [signal.SIGSTOP, signal.SIGKILL], ids=["stopped", "killed"])
+def test_a_stalled_or_dead_spawner_is_the_harnesss_fault(
+    box: Sandbox, sig: signal.Signals, leftovers: Callable[[str], list[int]]
+) -> None:
+    """Not a wall-time hit, nor a hang the agent's tool timeout would be charged with:
+    ``SpawnerLost`` (a SandboxError), which the tool gateway turns into an infra error."""
+    raised, result = _stall_during_command(box, lambda pid: os.kill(pid, sig), leftovers)
+    assert isinstance(raised, SpawnerLost), result
+    assert ("stopped" if sig == signal.SIGSTOP else "exited") in str(raised)
+    assert box.exec("echo again").stdout == "again\n"  # the sandbox goes on, a new helper
+
+
+def test_a_spawner_stopped_between_commands_is_passed_over(
+    box: Sandbox, leftovers: Callable[[str], list[int]]
+) -> None:
+    """Nothing was asked of it yet: the command takes the per-command path and runs."""
+    spawner = _spawner(box)
+    os.kill(spawner.proc.pid, signal.SIGSTOP)
+    try:
+        result = box.exec("echo fine")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(spawner.proc.pid, signal.SIGKILL)
+    assert result.ok and result.stdout == "fine\n"
+    _wait_for(lambda: spawner.proc.poll() is not None, "the stopped spawner to be reaped")
+
+
+def test_through_the_gateway_a_stopped_spawner_is_an_infra_error(
+    tmp_path: Path, leftovers: Callable[[str], list[int]]
+) -> None:
+    """run_command's call ends in ToolCrash (the episode's infra_error), not in the
+    agent's "the tool took longer than ..." error."""
+    if get_backend("bwrap").unavailable_reason() is not None:
+        pytest.skip("bwrap unusable here")
+    if os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs a root harness with a writable cgroup")
+    load_builtin()
+    world = World(WorldSpec(files={"a.txt": "a\n"}), tmp_root=tmp_path)
+    settings = SandboxSpec(backend="bwrap", wall_s=30)
+    ctx = ToolContext(world=world, scratch={SETTINGS_KEY: settings})
+    gateway = ToolGateway([registry()["run_command"]], ctx, timeout_s=60)
+    token = f"sleep 4.{_nonce()}"
+    try:
+        _warm(episode_shell(ctx).box)
+        spawner = _spawner(episode_shell(ctx).box)
+
+        def stop_when_running() -> None:
+            _wait_for(lambda: leftovers(token), "the command to start")
+            os.kill(spawner.proc.pid, signal.SIGSTOP)
+
+        stopper = threading.Thread(target=stop_when_running)
+        stopper.start()
+        call = ToolCall(id="c1", name="run_command", arguments={"command": token})
+        with pytest.raises(ToolCrash, match="spawner"):
+            asyncio.run(gateway.call(call))
+        stopper.join(timeout=60)
+        assert gateway.crash is not None and "stopped" in gateway.crash
+    finally:
+        world.close()
+    assert leftovers(token) == []

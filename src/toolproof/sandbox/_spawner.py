@@ -21,6 +21,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -36,6 +37,16 @@ _HELPER = Path(__file__).with_name("_spawner_main.py")
 _HEADER = struct.Struct(">I")
 _MAX_REPLY = 1 << 20
 _REPLY_S = 30.0
+#: How often a wait on the helper checks that it still runs (not exited, not stopped).
+_LIVENESS_S = 0.25
+
+
+def _state(pid: int) -> str | None:
+    """The scheduler state of ``pid`` (``R``, ``S``, ``T`` ...), or None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 class SpawnerBroken(Exception):
@@ -43,7 +54,12 @@ class SpawnerBroken(Exception):
 
 
 class SpawnerLost(SandboxError):
-    """The helper failed after a request went out: the command may have started."""
+    """The helper failed after a request went out: the command may have started.
+
+    A harness fault the harness witnessed (the helper is toolproof's, beyond the
+    command's reach: another uid, OOM-immune), so the episode is an ``infra_error``
+    (through the tool crash it causes), never the agent's tool timeout.
+    """
 
 
 class Spawner:
@@ -63,6 +79,7 @@ class Spawner:
         self.group = group
         self._buffer = bytearray()
         self._pending = True
+        self._checked_at = 0.0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = ours
         procs = [str(path) for path in group.procs_files]
@@ -114,11 +131,58 @@ class Spawner:
             raise SpawnerBroken(f"the spawner did not start: {exc}") from exc
         self._pending = False
 
+    def fault(self) -> str | None:
+        """Why the helper cannot answer any more (it exited, or it is stopped), else None.
+
+        A stopped helper (``SIGSTOP``, a debugger) would otherwise hold every wait on
+        it until a timeout that the agent's tool call would be charged with.
+        """
+        pid = self.proc.pid
+        status = self.proc.poll()
+        if status is not None:
+            return f"the spawner (pid {pid}) exited with status {status}"
+        state = _state(pid)
+        if state in ("T", "t"):
+            return f"the spawner (pid {pid}) is stopped (state {state}) and cannot answer"
+        return None
+
+    def check_alive(self) -> None:
+        """Raise when :meth:`fault` finds one, at most every ``_LIVENESS_S`` seconds.
+
+        Raises:
+            SpawnerBroken: The helper exited or is stopped.
+        """
+        now = time.monotonic()
+        if now - self._checked_at < _LIVENESS_S:
+            return
+        self._checked_at = now
+        fault = self.fault()
+        if fault is not None:
+            raise SpawnerBroken(fault)
+
+    def _wait_readable(self, timeout: float | None) -> None:
+        """Wait until a message is waiting, checking the helper runs while it waits.
+
+        Raises:
+            SpawnerBroken: ``timeout`` passed, or the helper exited or is stopped.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if self.readable(_LIVENESS_S if left is None else min(left, _LIVENESS_S)):
+                return
+            fault = self.fault()
+            if fault is not None:
+                raise SpawnerBroken(fault)
+            if left is not None and left <= _LIVENESS_S:
+                raise SpawnerBroken(f"the spawner did not answer within {timeout} s")
+
     def receive(self, timeout: float | None) -> dict[str, object]:
         """The next message from the helper (waiting up to ``timeout`` seconds).
 
         Raises:
-            SpawnerBroken: It closed the socket, timed out or sent something invalid.
+            SpawnerBroken: It closed the socket, timed out, sent something invalid, or
+                exited or stopped while it was waited for.
         """
         while True:
             if len(self._buffer) >= _HEADER.size:
@@ -135,8 +199,11 @@ class Spawner:
                     if not isinstance(message, dict):
                         raise SpawnerBroken(f"the spawner sent {message!r}")
                     return message
-            if not self.readable(timeout):
-                raise SpawnerBroken(f"the spawner did not answer within {timeout} s")
+            if timeout == 0:
+                if not self.readable(0):
+                    raise SpawnerBroken(f"the spawner did not answer within {timeout} s")
+            else:
+                self._wait_readable(timeout)
             try:
                 chunk = self.sock.recv(65536)
             except OSError as exc:
@@ -196,6 +263,9 @@ class Spawner:
             SpawnerLost: The helper failed after the request went out.
         """
         self._await_ready()
+        fault = self.fault()  # nothing sent yet: the command can take the other path
+        if fault is not None:
+            raise SpawnerBroken(fault)
         request = {
             "argv": argv, "env": dict(env), "cwd": cwd, "uid": user[0], "gid": user[1],
             "rlimits": [list(r) for r in rlimits], "fds": list(fds),
@@ -219,6 +289,8 @@ class Spawner:
         """Stop the helper (it kills what is left in its cgroup) and reap it."""
         with contextlib.suppress(OSError):
             self.sock.close()
+        if self.proc.poll() is None and self.fault() is not None:  # stopped: it cannot exit
+            self.proc.kill()
         if self.proc.poll() is None:
             try:
                 self.proc.wait(timeout=10)
@@ -255,9 +327,19 @@ class SpawnedChild:
         self.returncode = os.waitstatus_to_exitcode(status)
 
     def exited(self) -> bool:
-        """True once the command's first process has exited (it was reaped)."""
-        if self.returncode is None and self.spawner.readable(0):
-            self._read_exit(0)
+        """True once the command's first process has exited (it was reaped).
+
+        Raises:
+            SpawnerLost: The helper exited or is stopped, so the exit can never be told.
+        """
+        if self.returncode is None:
+            if self.spawner.readable(0):
+                self._read_exit(0)
+            else:
+                try:
+                    self.spawner.check_alive()
+                except SpawnerBroken as exc:
+                    raise SpawnerLost(f"the sandbox's command spawner failed: {exc}") from exc
         return self.returncode is not None
 
     def _read_exit(self, timeout: float | None) -> None:
