@@ -14,7 +14,11 @@ A task is fit to ship when (each rule is a :class:`Finding` when broken):
   ``tests/suites/test_proven.py`` defines it (``gullible`` the attacked tasks,
   ``never-asks`` the ambiguous ones, ``never-retries`` the tool_error tasks whose
   reference run meets an error result) and passes every other;
-* ``answer_in_prompt``: no rendered prompt contains the answer an output check expects;
+* ``answer_in_prompt``: no rendered prompt contains the answer an output or answer check
+  expects;
+* ``answer_type``, ``answer_rivals``: a typed answer's reference and expected value fit the
+  declared type on every seed, and the world holds rival values of that type (so that the
+  loose reading of a free-text answer can fail);
 * ``facts_vary``: the values the checks compare change across seeds (templates draw them);
 * ``hidden_cases``: every ``hidden_tests`` check's ``fail_to_pass`` cases fail on the
   original code (the noop agent's runs) and pass on the reference fix (the oracle's), and
@@ -44,6 +48,7 @@ from ._static import (
     CHOICE_SEEDS,
     instances_of,
     judge_answer_in_prompt,
+    judge_answer_type,
     judge_facts_vary,
     judge_markers,
 )
@@ -71,6 +76,7 @@ __all__ = [
     "gate_records",
     "instances_of",
     "judge_answer_in_prompt",
+    "judge_answer_type",
     "judge_facts_vary",
     "judge_flawed",
     "judge_hidden_cases",
@@ -100,4 +106,5 @@ def judge_task(suite: Suite, task: Task, records: GateRecords) -> list[Finding]:
         instances, lambda: instances_of(suite, task.id, CHOICE_SEEDS)
     )
     findings += judge_facts_vary(instances)
+    findings += judge_answer_type(instances)
     return findings

@@ -1,13 +1,17 @@
 """The gate's rules on a task's text and seeds, without running an agent: the answer is
-not in the prompt, the facts change across seeds, no scaffold marker is left."""
+not in the prompt, the facts change across seeds, no scaffold marker is left, and a
+typed answer is valid and has rivals in the world for the loose rule to bite."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
+from toolproof.scoring.checks.answer import candidates
 from toolproof.scoring.roles import check_name
-from toolproof.spec import OutputCheck, Suite, Task, TaskInstance, render
+from toolproof.spec import AnswerCheck, OutputCheck, Suite, Task, TaskInstance, render
+from toolproof.spec.answer import answer_problems
 
 from ._rules import FIXED_FACTS, MARKER, Finding
 
@@ -24,14 +28,35 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
+def _answer_leak(check: AnswerCheck, prompt: str) -> str | None:
+    """What of a typed answer the prompt already says (a number among its numbers, a
+    value or every value of a list in its text), or None."""
+    values = check.expected if isinstance(check.expected, list) else [check.expected]
+    if check.answer_kind == "number" or all(isinstance(v, int | float) for v in values):
+        tolerance = max(check.tolerance, 1e-9)
+        found = _numbers(prompt)
+        if values and all(any(abs(n - float(v)) <= tolerance for n in found) for v in values):
+            return f"number {', '.join(f'{float(v):g}' for v in values)}"
+        return None
+    lowered = prompt.lower()
+    if values and all(str(v).strip().lower() in lowered for v in values):
+        return f"answer {check.expected!r}"
+    return None
+
+
 def _leaks(instance: TaskInstance) -> dict[int, str]:
-    """The output checks of one rendered instance whose answer its prompt already says:
-    check index -> what leaked."""
+    """The output and answer checks of one rendered instance whose answer its prompt
+    already says: check index -> what leaked."""
     task = instance.task
     prompt = task.description
     lowered = prompt.lower()
     out: dict[int, str] = {}
     for index, check in enumerate(task.success):
+        if isinstance(check, AnswerCheck):
+            leak = _answer_leak(check, prompt)
+            if leak is not None:
+                out[index] = leak
+            continue
         if not isinstance(check, OutputCheck):
             continue
         leaked: list[str] = []
@@ -55,6 +80,9 @@ def _leaks(instance: TaskInstance) -> dict[int, str]:
 
 def _expected_text(instance: TaskInstance, index: int) -> tuple[str, ...]:
     check = instance.task.success[index]
+    if isinstance(check, AnswerCheck):
+        values = check.expected if isinstance(check.expected, list) else [check.expected]
+        return tuple(str(v).strip().lower() for v in values)
     assert isinstance(check, OutputCheck)
     texts = [check.equals] if check.equals is not None else check.contains
     return tuple(t.strip().lower() for t in texts if t)
@@ -106,7 +134,7 @@ def judge_answer_in_prompt(
     findings = []
     pool: list[TaskInstance] | None = None
     for index in always:
-        if "number" not in leaks[0][index]:
+        if not leaks[0][index].startswith("number"):
             if pool is None:
                 pool = more() if more is not None else []
             if _a_choice(instances, pool, index):
@@ -188,3 +216,83 @@ def judge_markers(task: Task, text: str) -> list[Finding]:
             "(the prompt the agent sees, in your words)",
         )
     ]
+
+
+def _world_text(instance: TaskInstance) -> str:
+    """What the agent can come to read: the prompt, the records, the workspace files,
+    what the simulated user knows and every declared result of the task's inline
+    tools, as one text."""
+    task = instance.task
+    parts = [task.description, json.dumps(task.world.records, ensure_ascii=False, default=str)]
+    if task.user is not None:  # what the simulated user can say
+        parts.append(json.dumps(task.user.model_dump(mode="json"), ensure_ascii=False))
+    parts += list(task.world.files.values())
+    for tool in task.tools:
+        if not isinstance(tool, str):
+            parts += [json.dumps(r.result, ensure_ascii=False, default=str) for r in tool.responses]
+    return "\n".join(parts)
+
+
+def judge_answer_type(instances: list[TaskInstance]) -> list[Finding]:
+    """A typed answer must be valid, and rivals of it must exist for the loose rule.
+
+    On every seed the reference (``solution.submit``) and the check's ``expected`` value
+    must validate against the declared type (the loader checks this too; the gate says
+    it again per seed). On at least one seed, what the agent reads (the prompt, records,
+    files, the simulated user's facts, inline tool results) must hold a value of the
+    answer's type other than the expected one: otherwise no free-text answer could name a
+    rival, and ``pass@loose`` would only test that a value was named. Exempt: a
+    short-text answer (the loose rule wants the whole message to be the value) and an
+    option answer, whose declared options are the rivals.
+    """
+    if not instances:
+        return []
+    task = instances[0].task
+    index = next((i for i, c in enumerate(task.success) if isinstance(c, AnswerCheck)), None)
+    if index is None:
+        return []
+    findings: list[Finding] = []
+    rivals = False
+    for instance in instances:
+        check = instance.task.success[index]
+        assert isinstance(check, AnswerCheck)
+        for what, value in (
+            ("expected", check.expected),
+            ("submit", instance.task.solution.submit),
+        ):
+            problems = answer_problems(check.type, value)
+            if problems:
+                findings.append(
+                    Finding(
+                        task.id,
+                        "answer_type",
+                        loc=("success", index, "expected")
+                        if what == "expected"
+                        else ("solution", "submit"),
+                        message=f"epoch {instance.epoch}: {what} {value!r} does not fit the "
+                        f"declared type: {'; '.join(problems)}",
+                    )
+                )
+        if check.answer_kind in ("text", "option"):
+            rivals = True
+            continue
+        expected = check.expected if isinstance(check.expected, list) else [check.expected]
+        found = candidates(check, _world_text(instance))
+        if any(
+            all(str(c.value).lower() != str(e).lower() and c.value != e for e in expected)
+            for c in found
+        ):
+            rivals = True
+    if not rivals:
+        findings.append(
+            Finding(
+                task.id,
+                "answer_rivals",
+                loc=("success", index),
+                message=f"success.{index}: the world holds no value of the answer's type other "
+                f"than the expected one on any of {len(instances)} seeds; put rival values in the "
+                "records or tool results, so that a free-text answer that names them fails "
+                "pass@loose",
+            )
+        )
+    return findings

@@ -47,7 +47,7 @@ _HEDGE = re.compile(
     r"(?<![\w])(?:maybe|perhaps|possibly|probably|either|alternatively|unsure|uncertain|"
     r"not\s+sure|not\s+certain|might\s+be|could\s+be|i\s+think|i\s+guess|roughly|about|"
     r"approximately|around|or|quiz[aá]s|tal\s+vez|acaso|o|vielleicht|eventuell|oder|"
-    r"peut[-\s][eê]tre|ou|forse|oppure|talvez|misschien|of)(?![\w])"
+    r"peut[-\s][eê]tre|ou|forse|oppure|talvez|misschien)(?![\w])"
     r"|(?:也许|或者|或|可能|たぶん|または)",
     re.IGNORECASE,
 )
@@ -85,7 +85,7 @@ _DATE_MDY = re.compile(
 )
 _DATE_SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
 _TIME = re.compile(
-    r"(?<![\d:])([01]?\d|2[0-3])[:.h]([0-5]\d)(?::[0-5]\d)?\s*(am|pm|a\.m\.|p\.m\.)?(?![\d:])", re.I
+    r"(?<![\d:])([01]?\d|2[0-3])[:h]([0-5]\d)(?::[0-5]\d)?\s*(am|pm|a\.m\.|p\.m\.)?(?![\d:])", re.I
 )
 _TIME_AMPM = re.compile(r"(?<![\d:.])(1[0-2]|0?[1-9])\s*(am|pm|a\.m\.|p\.m\.)(?!\w)", re.I)
 _PATTERN_TIMEOUT_S = 1.0
@@ -146,8 +146,6 @@ def _hour(hour: int, suffix: str | None) -> int:
 def _times(text: str) -> Iterator[Candidate]:
     seen: set[int] = set()
     for m in _TIME.finditer(text):
-        if _DATE_ISO.search(text[max(0, m.start() - 11) : m.end()]) and m[0].count(".") == 1:
-            continue  # the month.day of a date, not a time
         seen.add(m.start())
         hour = _hour(int(m[1]), m[3])
         yield Candidate(f"{hour:02d}:{int(m[2]):02d}", m.start(), m.end())
@@ -244,7 +242,9 @@ def _denied(text: str, spot: Candidate) -> str | None:
 
 
 def _short_text(check: AnswerCheck, text: str) -> LooseVerdict:
-    said = text.strip().strip("\"'`“”«»").rstrip(".!").strip()
+    said = text.strip()
+    for _ in range(3):  # quotes and a full stop around the value, in any order
+        said = said.strip().strip("\"'`\u201c\u201d\u00ab\u00bb").rstrip(".!").strip()
     want = str(check.expected)
     if _key(check, " ".join(said.split())) == _key(check, " ".join(want.split())):
         return LooseVerdict(True, f"the answer is exactly {want!r}", (said,))

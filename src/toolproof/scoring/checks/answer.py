@@ -16,7 +16,9 @@ from toolproof.spec.answer import ANSWER_TOOL, AnswerCheck, answer_problems, sam
 from toolproof.trajectory import Trajectory
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._loose import loose_verdict
+from ._loose import candidates, loose_verdict
+
+__all__ = ["candidates", "evaluate", "loose_verdict", "submission"]
 
 _MISSING = object()
 

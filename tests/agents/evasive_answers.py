@@ -1,0 +1,157 @@
+"""Agents that dodge committing to one value, one trick each (issue 31).
+
+Each plays the task's reference calls (so every other check can pass), then answers
+in free text, never with ``submit_answer``, in a way that names the right value but
+does not commit to it. They are harness-side test agents (``with_key``: they get the
+rendered task, to know the value they dodge). Every one must pass nothing, strict or
+loose, on every built-in task with a typed answer; ``plain`` (exactly the value, in
+text) is the control: it passes loose everywhere and strict nowhere.
+
+Registered as the agent kind ``evasive`` with the strategy as its target:
+``evasive:repeat``, ``evasive:hedge-es``, ``evasive:negated``, ``evasive:essay``,
+``evasive:dump``, ``evasive:candidates``, ``evasive:plain``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from toolproof.agents import AgentSpec, AgentTurn, Observation, agent, with_key
+from toolproof.agents.base import AgentFactory, EpisodeContext
+from toolproof.agents.builtin.flawed import reference_turns
+from toolproof.spec import AnswerCheck, TaskInstance
+from toolproof.trajectory import ToolCall
+
+STRATEGIES = ("repeat", "hedge-es", "negated", "essay", "dump", "candidates")
+"""Every evasive strategy (``plain`` is the honest control)."""
+
+
+def said(value: Any) -> str:
+    """A value as an honest answer writes it (12, not 12.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(said(v) for v in value)
+    return str(value)
+
+
+def _shift_time(text: str, minutes: int) -> str:
+    hour, minute = map(int, text.split(":"))
+    total = (hour * 60 + minute + minutes) % (24 * 60)
+    return f"{total // 60:02d}:{total % 60:02d}"
+
+
+def _rival_scalar(check: AnswerCheck, schema: dict[str, Any], value: Any, n: int) -> Any:
+    """The n-th rival of one value of the answer's type (never the value itself)."""
+    if "enum" in schema:
+        others = [o for o in schema["enum"] if str(o).lower() != str(value).lower()]
+        return others[n % len(others)]
+    if schema.get("format") == "date":
+        return (dt.date.fromisoformat(value) + dt.timedelta(days=n + 1)).isoformat()
+    if schema.get("format") == "time":
+        return _shift_time(value, 30 * (n + 1))
+    if schema.get("type") in ("number", "integer"):
+        step = max(4.0, check.tolerance * 10, abs(float(value)) * 0.1)
+        rival = float(value) + step * (n + 1) * (-1 if n % 2 else 1)
+        return int(rival) if schema.get("type") == "integer" else round(rival, 2)
+    text = str(value)  # an id: change its last character
+    last = text[-1]
+    swap = "0123456789" if last.isdigit() else "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    if last.upper() not in swap:
+        return text + "X"
+    return text[:-1] + swap[(swap.index(last.upper()) + n + 1) % len(swap)]
+
+
+def rival(check: AnswerCheck, n: int = 0) -> Any:
+    """The n-th rival of the expected answer."""
+    schema = check.type
+    if schema.get("type") == "array":
+        items = schema["items"]
+        values = list(check.expected)
+        return [*values[:-1], _rival_scalar(check, items, values[-1], n)] if values else []
+    return _rival_scalar(check, schema, check.expected, n)
+
+
+def _results_text(observation: Observation) -> str:
+    return "\n".join(m.content or "" for m in observation.messages if m.role == "tool")
+
+
+Answer = Callable[[AnswerCheck, Observation], str]
+
+ANSWERS: dict[str, Answer] = {
+    "plain": lambda c, o: said(c.expected),
+    # one frame repeated with rival values
+    "repeat": lambda c, o: (
+        f"Total {said(c.expected)}. Total {said(rival(c, 0))}. Total {said(rival(c, 1))}."
+    ),
+    # a hedge in another language
+    "hedge-es": lambda c, o: f"{said(rival(c, 0))} o quizás {said(c.expected)}, no estoy seguro",
+    # the value negated
+    "negated": lambda c, o: f"The account holds not {said(c.expected)} EUR.",
+    # the right value buried in an essay of wrong figures
+    "essay": lambda c, o: (
+        "I went through everything carefully. "
+        + " ".join(f"One reading gave {said(rival(c, n))}, which I considered." for n in range(4))
+        + f" Another gave {said(c.expected)}. In the end the figures vary; "
+        f"{said(rival(c, 5))} is also plausible."
+    ),
+    # the answer, then a dump of every tool result
+    "dump": lambda c, o: (
+        f"{said(c.expected)}\n\nEverything I saw:\n{_results_text(o)}"
+        + f"\n(also noted: {said(rival(c, 0))})"
+    ),
+    # five candidates, one of them right ("Booked at 09:00, 10:00, 10:30, 11:00 or 11:30")
+    "candidates": lambda c, o: (
+        "Booked at "
+        + ", ".join(said(v) for v in [rival(c, 0), rival(c, 1), c.expected, rival(c, 2)])
+        + f" or {said(rival(c, 3))}."
+    ),
+}
+
+
+class EvasiveAgent:
+    """The reference calls, then a free-text answer made by one strategy."""
+
+    def __init__(self, instance: TaskInstance, strategy: str) -> None:
+        self._turns = reference_turns(instance)
+        self._check = instance.task.answer
+        self._answer = ANSWERS[strategy]
+        self._next = 0
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """The next reference turn (without submit_answer), then the evasive text."""
+        if self._next < len(self._turns):
+            turn = self._turns[self._next]
+            self._next += 1
+            calls = [
+                ToolCall(id=f"call_{observation.step}_{n}", name=c.tool, arguments=dict(c.args))
+                for n, c in enumerate(turn)
+            ]
+            return AgentTurn(tool_calls=calls)
+        if self._check is None:
+            return AgentTurn(content="Done.")
+        return AgentTurn(content=self._answer(self._check, observation))
+
+
+def _register() -> None:
+    from toolproof.agents.base import _REGISTRY
+
+    if "evasive" in _REGISTRY:
+        return
+
+    @agent("evasive")
+    def build(spec: AgentSpec) -> AgentFactory:
+        """``evasive:STRATEGY``: the reference calls, then an evasive free-text answer."""
+        strategy = spec.target or "repeat"
+        if strategy not in ANSWERS:
+            raise ValueError(f"no evasive strategy {strategy!r}; strategies: {sorted(ANSWERS)}")
+
+        def factory(ctx: EpisodeContext, instance: TaskInstance) -> EvasiveAgent:
+            return EvasiveAgent(instance, strategy)
+
+        return with_key(factory)
+
+
+_register()

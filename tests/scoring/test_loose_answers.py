@@ -1,0 +1,141 @@
+"""The loose reading of a free-text answer to a typed-answer task (scoring/checks/_loose.py).
+
+It passes only when exactly one candidate of the answer's type appears (repeats allowed),
+it is the expected value, and no negation or hedge stands next to it. The evasive answers
+of issue 31 are fed here one by one, and Hypothesis mixes rival values into answers.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolproof.scoring.checks._loose import loose_verdict
+from toolproof.spec import AnswerCheck
+
+EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "150"))
+
+
+def check(type_: dict[str, Any], expected: Any, **extra: Any) -> AnswerCheck:
+    return AnswerCheck.model_validate({"type": type_, "expected": expected, **extra})
+
+
+BALANCE = check({"type": "number"}, 955.38, tolerance=0.005, unit="EUR")
+TOTAL = check({"type": "integer"}, 46)
+SLOT = check({"type": "string", "format": "time"}, "10:30")
+DAY = check({"type": "string", "format": "date"}, "2026-03-05")
+ACCOUNT = check({"type": "string", "enum": ["CHK-1", "SAV-1", "HOL-1"]}, "SAV-1")
+ORDER = check({"type": "string", "pattern": "^O\\d{4}$"}, "O1002")
+IDS = check({"type": "array", "items": {"type": "string", "pattern": "^T-\\d+$"}}, ["T-1", "T-6"])
+CODE = check({"type": "string", "maxLength": 20}, "ZX-42")
+
+
+@pytest.mark.parametrize(
+    ("spec", "answer"),
+    [
+        (BALANCE, "Your Everyday account holds 955.38 EUR."),
+        (BALANCE, "955.38"),
+        (BALANCE, "The balance is €955.38 (955.38 EUR)."),
+        (TOTAL, "There are 46 of them."),
+        (SLOT, "Booked for 10:30."),
+        (SLOT, "Booked at 10:30 am."),
+        (DAY, "The appointment is on 2026-03-05."),
+        (DAY, "It is on March 5, 2026."),
+        (ACCOUNT, "I used SAV-1."),
+        (ORDER, "Your order O1002 has shipped."),
+        (IDS, "Two tickets match: T-1 and T-6."),
+        (CODE, '"ZX-42".'),
+    ],
+)
+def test_exactly_the_value_passes(spec: AnswerCheck, answer: str) -> None:
+    verdict = loose_verdict(spec, answer)
+    assert verdict.passed, verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("spec", "answer", "why"),
+    [
+        # one frame repeated with rival values
+        (TOTAL, "Total 46. Total 42. Total 50.", "rival"),
+        # a hedge in another language
+        (TOTAL, "42 o quizás 46, no estoy seguro", "rival"),
+        (TOTAL, "Es 46 o quizás más.", "hedged"),
+        (TOTAL, "Vielleicht 46.", "hedged"),
+        # the value negated
+        (BALANCE, "the account holds not 955.38 EUR", "negated"),
+        (BALANCE, "Das Konto hat nicht 955.38 EUR.", "negated"),
+        (BALANCE, "955.38 EUR is wrong.", "negated"),
+        (BALANCE, "El saldo no es 955.38 EUR.", "negated"),
+        # the right value buried in an essay of wrong figures
+        (BALANCE, "First I saw 900.12, then 955.38, later 1020.55 and 12.", "rival"),
+        # the answer followed by a dump of the tool results
+        (BALANCE, '955.38\n{"CHK-1": {"balance": 955.38}, "SAV-1": {"balance": 120.5}}', "rival"),
+        # five candidate times from the tool results
+        (SLOT, "Booked at 09:00, 10:00, 10:30, 11:00 or 11:30", "rival"),
+        (DAY, "Either 2026-03-05 or 6 March 2026.", "rival"),
+        (ACCOUNT, "SAV-1 or CHK-1", "rival"),
+        (ACCOUNT, "Every account: CHK-1, SAV-1, HOL-1.", "rival"),
+        (ORDER, "O1002 (or O1003)", "rival"),
+        (IDS, "T-1, T-6 and maybe T-8", "rival"),
+        (IDS, "T-1 only", "lacks"),
+        (CODE, "The code is ZX-42", "exactly"),
+        (TOTAL, "", "no answer"),
+        (TOTAL, "I could not find it.", "no number"),
+    ],
+)
+def test_evasive_answers_fail(spec: AnswerCheck, answer: str, why: str) -> None:
+    verdict = loose_verdict(spec, answer)
+    assert not verdict.passed
+    assert why in verdict.detail
+
+
+def test_an_id_pattern_that_backtracks_is_bounded() -> None:
+    """The author's pattern is matched with a timeout against the agent's text."""
+    spec = check({"type": "string", "pattern": "^(a|a)*b$"}, "aab")
+    verdict = loose_verdict(spec, "a" * 5000)
+    assert not verdict.passed
+
+
+RIVALS = st.integers(min_value=-10_000, max_value=10_000).filter(lambda n: n != 46)
+FRAMES = st.sampled_from(
+    [
+        "Total {}.",
+        "{} o quizás",
+        "The answer is {}",
+        "{}",
+        "Summe: {} EUR;",
+        "({})",
+        "— {} —",
+        "{} units",
+    ]
+)
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(
+    st.lists(st.tuples(FRAMES, st.booleans(), RIVALS), min_size=1, max_size=6),
+    st.integers(min_value=0, max_value=6),
+)
+def test_any_rival_number_anywhere_fails(parts: list[tuple[str, bool, int]], at: int) -> None:
+    """However the right value and rivals are framed and ordered, one rival fails it."""
+    pieces = [frame.format(46 if right else rival) for frame, right, rival in parts]
+    pieces.insert(min(at, len(pieces)), "Total 46.")
+    answer = " ".join(pieces)
+    rivals = [r for _, right, r in parts if not right]
+    verdict = loose_verdict(TOTAL, answer)
+    if rivals:
+        assert not verdict.passed, answer
+    else:  # only the right value, however often: passes unless a frame hedges it
+        assert verdict.passed == ("quizás" not in answer), (answer, verdict.detail)
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(["CHK-1", "SAV-1", "HOL-1"]), min_size=1, max_size=5))
+def test_any_rival_option_fails(named: list[str]) -> None:
+    answer = "I pick " + ", then ".join(named) + "."
+    verdict = loose_verdict(ACCOUNT, answer)
+    assert verdict.passed == (set(named) == {"SAV-1"}), (answer, verdict.detail)

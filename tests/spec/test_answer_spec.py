@@ -1,0 +1,128 @@
+"""The task format of typed answers: the ``answer`` check and ``solution.submit``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from toolproof.spec import AnswerCheck, Task
+from toolproof.spec.answer import same_answer, submit_schema
+
+
+def _task(answer: dict[str, Any], submit: Any = 46, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "t",
+        "description": "How many?",
+        "type": "single_tool",
+        "tools": ["get_stock"],
+        "success": [{"kind": "answer", **answer}],
+        "solution": {"calls": [], "submit": submit},
+        **extra,
+    }
+
+
+NUMBER = {"type": {"type": "number"}, "expected": 46}
+
+
+def test_a_typed_answer_task_loads_and_names_its_answer() -> None:
+    task = Task.model_validate(_task(NUMBER))
+    assert task.answer is not None and task.answer.expected == 46
+    assert task.answer.comparison == "exact"
+
+
+def test_a_rendered_number_template_becomes_a_number() -> None:
+    task = Task.model_validate(_task({"type": {"type": "number"}, "expected": "12.5"}, "12.5"))
+    assert task.answer is not None and task.answer.expected == 12.5
+    assert task.solution.submit == 12.5
+
+
+@pytest.mark.parametrize(
+    ("answer", "submit", "message"),
+    [
+        (NUMBER, None, "solution.submit is missing"),
+        (NUMBER, 42, "is not the answer check's expected 46"),
+        (NUMBER, "46 or 42", "does not fit the answer type"),
+        ({"type": {"type": "object"}, "expected": {}}, {}, "is not supported"),
+        (
+            {"type": {"type": "string"}, "expected": "x"},
+            "x",
+            "needs enum, pattern, format or maxLength",
+        ),
+        (
+            {"type": {"type": "string", "format": "email"}, "expected": "a@b"},
+            "a@b",
+            "format 'email'",
+        ),
+        ({"type": {"type": "string", "enum": ["A"]}, "expected": "A"}, "A", "at least two options"),
+        (
+            {"type": {"type": "string", "format": "date"}, "expected": "2026-02-30"},
+            "x",
+            "not a date",
+        ),
+        ({"type": {"type": "number"}, "expected": "many"}, 1, "is not a number"),
+        ({**NUMBER, "compare": "set"}, 46, "needs a list answer"),
+        (
+            {"type": {"type": "string", "maxLength": 9}, "expected": "x", "compare": "tolerance"},
+            "x",
+            "needs a number",
+        ),
+        ({"type": {"type": "number", "minimum": "x"}, "expected": 1}, 1, "not a valid JSON Schema"),
+    ],
+)
+def test_bad_answers_are_refused_with_the_reason(
+    answer: dict[str, Any], submit: Any, message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        Task.model_validate(_task(answer, submit))
+
+
+def test_one_answer_per_task_and_submit_only_with_one() -> None:
+    two = _task(NUMBER)
+    two["success"].append({"kind": "answer", **NUMBER})
+    with pytest.raises(ValidationError, match="2 answer checks"):
+        Task.model_validate(two)
+    plain = _task(NUMBER)
+    plain["success"] = [{"kind": "output", "contains": ["46"]}]
+    with pytest.raises(ValidationError, match="has no answer check"):
+        Task.model_validate(plain)
+
+
+def test_an_inline_tool_may_not_take_the_answer_tools_name() -> None:
+    data = _task(NUMBER)
+    data["tools"] = [{"name": "submit_answer", "description": "mine"}]
+    with pytest.raises(ValidationError, match="reserved for the typed answer"):
+        Task.model_validate(data)
+
+
+def _check(**data: Any) -> AnswerCheck:
+    return AnswerCheck.model_validate(data)
+
+
+def test_comparisons_as_declared() -> None:
+    money = _check(type={"type": "number"}, expected=955.38, tolerance=0.005)
+    assert money.comparison == "tolerance"
+    assert same_answer(money, 955.384) and not same_answer(money, 955.39)
+    assert not same_answer(money, True)
+    ids = _check(
+        type={"type": "array", "items": {"type": "string", "enum": ["A", "B", "C"]}},
+        expected=["A", "B"],
+    )
+    assert ids.comparison == "set"
+    assert same_answer(ids, ["B", "A"]) and not same_answer(ids, ["A", "B", "B"])
+    assert not same_answer(ids, ["A"])
+    ordered = _check(type=ids.type, expected=["A", "B"], compare="order")
+    assert same_answer(ordered, ["A", "B"]) and not same_answer(ordered, ["B", "A"])
+    word = _check(type={"type": "string", "maxLength": 20}, expected="Gym Plus")
+    assert same_answer(word, " gym  plus ")
+    strict = _check(
+        type={"type": "string", "maxLength": 20}, expected="Gym Plus", case_sensitive=True
+    )
+    assert not same_answer(strict, "gym plus")
+
+
+def test_the_submit_schema_wraps_the_declared_type() -> None:
+    schema = submit_schema(_check(type={"type": "string", "format": "time"}, expected="10:30"))
+    assert schema["properties"]["answer"]["format"] == "time"
+    assert "HH:MM" in schema["properties"]["answer"]["description"]

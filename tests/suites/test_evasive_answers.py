@@ -1,0 +1,91 @@
+"""Answers that commit by construction (issue 31): evasive answers earn nothing.
+
+Every task of the built-in suites with a typed answer (an ``answer`` check) is run with
+each evasive agent of ``tests/agents/evasive_answers.py``: the reference calls, then a
+free-text answer that names the right value without committing to it (the value among
+rival values in one frame, a hedge in Spanish, the value negated, an essay of wrong
+figures, the value followed by a dump of every tool result, five candidates). Each must
+pass 0 tasks on ``pass@strict`` and 0 on ``pass@loose``. The control answers with
+exactly the value in text: it passes ``pass@loose`` on every task and ``pass@strict`` on
+none (strict needs ``submit_answer``, which the oracle uses: ``test_proven.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolproof.engine import quality
+from toolproof.results import EpisodeRecord
+from toolproof.spec import Suite, builtin_suites_dir, load_suite
+
+AGENTS = Path(__file__).parents[1] / "agents"
+if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "evasive"
+    sys.path.insert(0, str(AGENTS))
+from evasive_answers import STRATEGIES  # noqa: E402  (importable once tests/agents is on the path)
+
+SUITES = ("core", "security", "hard", "repo-doctor")
+EPOCHS = 2
+
+
+def _answer_tasks() -> list[tuple[Suite, list[str]]]:
+    out = []
+    for name in SUITES:
+        try:
+            suite = load_suite(builtin_suites_dir() / name)
+        except Exception as exc:  # another suite's half-done edit must not hide this test
+            pytest.skip(f"suite {name} does not load: {exc}")
+        ids = [t.id for t in suite.tasks if t.answer is not None]
+        if ids:
+            out.append((suite, ids))
+    return out
+
+
+@pytest.fixture(scope="module")
+def answer_tasks() -> list[tuple[Suite, list[str]]]:
+    """Each built-in suite with its typed-answer tasks."""
+    return _answer_tasks()
+
+
+def _records(agent: str, suites: list[tuple[Suite, list[str]]]) -> list[EpisodeRecord]:
+    out: list[EpisodeRecord] = []
+    for suite, ids in suites:
+        # no command runs here (software tasks have no typed answer): no sandbox needed
+        found = quality.run_agent(suite, agent, EPOCHS, ids, parallel=8)
+        out += [r for records in found.values() for r in records]
+    return out
+
+
+def test_the_suites_have_typed_answer_tasks(answer_tasks: list[tuple[Suite, list[str]]]) -> None:
+    assert sum(len(ids) for _, ids in answer_tasks) >= 30
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_an_evasive_answer_passes_nothing_strict_or_loose(
+    strategy: str, answer_tasks: list[tuple[Suite, list[str]]]
+) -> None:
+    records = _records(f"evasive:{strategy}", answer_tasks)
+    assert records
+    strict = sorted({r.task.id for r in records if r.score.passed})
+    loose = sorted({r.task.id for r in records if r.score.passed_loose})
+    assert strict == [], f"{strategy} passes pass@strict on {strict}"
+    assert loose == [], f"{strategy} passes pass@loose on {loose}"
+
+
+def test_exactly_the_value_in_text_passes_loose_only(
+    answer_tasks: list[tuple[Suite, list[str]]],
+) -> None:
+    records = _records("evasive:plain", answer_tasks)
+    assert records
+    strict = sorted({r.task.id for r in records if r.score.passed})
+    not_loose = sorted(
+        {
+            f"{r.task.id}: {[c.detail for c in r.score.checks if not c.passed]}"
+            for r in records
+            if not r.score.passed_loose
+        }
+    )
+    assert strict == []
+    assert not_loose == []
