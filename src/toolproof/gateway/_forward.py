@@ -1,4 +1,11 @@
-"""One forwarded call: check the request, answer from the cache or the provider, record it."""
+"""One forwarded call: check the request, answer from the cache or the provider, record it.
+
+The request body is the agent's bytes: it passes the one ingress
+(:mod:`toolproof.trajectory.ingress`: strict UTF-8, JSON within a size and a nesting depth,
+no lone surrogate escape) before anything reads it, and whatever fails there is a 400 in
+the API's own error shape, never a 500. Whether a failed call is the agent's or the run's
+(invariant 8) is decided in :func:`forward`, with :func:`~._route.agents_status`.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +19,14 @@ from typing import Any
 import httpx
 from starlette.responses import JSONResponse, Response
 
+from toolproof.trajectory import Usage, ingress
+
 from ._link import EpisodeLink, ModelCall
-from ._route import Api, GatewayFailure, UpstreamReply, UpstreamStatus
+from ._route import Api, GatewayFailure, UpstreamReply, UpstreamStatus, agents_status
 from ._usage import json_usage, stream_usage
+
+MAX_MODEL_CHARS = 256
+"""The longest model name accepted in a request."""
 
 NO_RETRY = {"x-should-retry": "false"}
 """Tells the official SDKs not to retry an answer: the gateway has retried already."""
@@ -26,25 +38,45 @@ ENDPOINTS: dict[str, tuple[str, ...]] = {
 """The request paths (after ``/v1/``) the gateway forwards, by API."""
 
 
-def error(api: str, status: int, message: str, kind: str = "invalid_request_error") -> Response:
-    """An error in the API's own shape, so that the SDK raises its usual exception."""
+def error_body(
+    api: str, message: str, kind: str = "invalid_request_error", code: str | None = None
+) -> dict[str, Any]:
+    """An error body in the API's own shape."""
     if api == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
-    else:
-        body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def error(
+    api: str,
+    status: int,
+    message: str,
+    kind: str = "invalid_request_error",
+    code: str | None = None,
+) -> Response:
+    """An error in the API's own shape, so that the SDK raises its usual exception."""
+    body = error_body(api, message, kind, code)
     return JSONResponse(body, status_code=status, headers=NO_RETRY)
 
 
-def check_request(api: str, raw: bytes) -> dict[str, Any] | Response:
-    """The request body as JSON, or the error response that refuses it."""
+def check_request(api: str, raw: bytes, limit: int = 16 * 1024 * 1024) -> dict[str, Any] | Response:
+    """The request body as plain JSON data through the ingress, or the 400 that refuses it.
+
+    Args:
+        api: The API (for the error's shape).
+        raw: The body as sent.
+        limit: The most characters of JSON accepted.
+    """
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return error(api, 400, f"the request body is not JSON: {exc}"[:300])
+        body = ingress.parse_json(raw, "the request body", limit)
+    except ingress.IngressError as exc:
+        return error(api, 400, str(exc)[:500])
     if not isinstance(body, dict):
         return error(api, 400, f"the request body must be a JSON object, got {type(body).__name__}")
     if not isinstance(body.get("model"), str) or not body["model"]:
         return error(api, 400, "the request names no model (field 'model')")
+    if len(body["model"]) > MAX_MODEL_CHARS:
+        return error(api, 400, f"the model name is over {MAX_MODEL_CHARS} characters")
     if not isinstance(body.get("messages"), list):
         return error(api, 400, "the request has no 'messages' list")
     return body
@@ -79,9 +111,26 @@ async def forward(
 
     Every call that gets an answer is recorded on the link (and so in the episode); a
     failure that is not the agent's is noted on the link, so the episode becomes an
-    ``infra_error``.
+    ``infra_error``. Invariant 8 is decided here:
+
+    * the agent's (answered with the error, the episode is scored): a model the run does
+      not allow (400, recorded as a refused call), an API the run has no upstream for, a
+      provider 4xx for what the agent sent (:func:`~._route.agents_status`: a bad body,
+      a model it named that does not exist);
+    * the run's (``infra_error``): a 5xx, timeout or rate limit that outlived the retries,
+      no connection, the run's key or account refused, the run's own model unknown.
     """
     route = link.route
+    model = str(body["model"])
+    refused = route.refusal(model)
+    if refused is not None:  # the run's key pays for the run's model only
+        shown = json.dumps(error_body(api, refused, code="model_not_allowed"))
+        link.add(
+            ModelCall(
+                api, model, 400, 0.0, False, Usage(input_tokens=0, output_tokens=0), body, shown
+            )
+        )
+        return error(api, 400, refused, code="model_not_allowed")
     upstream = route.upstreams.get(api)
     if upstream is None:
         return error(api, 404, f"this run has no {api} upstream; give --model {api}:MODEL")
@@ -96,12 +145,16 @@ async def forward(
         try:
             reply = await _fetch(link, api, rest, sent, client_headers, client, limit)
         except GatewayFailure as exc:
+            refusal = exc.reply
+            runs_model = route.model is not None and model == route.model
+            if refusal is not None and agents_status(refusal.status, runs_model=runs_model):
+                return _response(refusal)  # the provider refused what the agent chose
             if exc.infra:
-                link.fail(f"model gateway: {api} {body['model']}: {exc}")
+                link.fail(f"model gateway: {api} {model}: {exc}")
                 return error(api, 502, f"the model provider failed: {exc}", "api_error")
-            if exc.reply is None:
+            if refusal is None:
                 return error(api, 400, str(exc))
-            return _response(exc.reply)  # the provider refused the agent's request
+            return _response(refusal)  # the provider refused the agent's request
         if route.cache is not None:
             route.cache.put_raw(
                 key, {"status": 200, "content_type": reply.content_type, "body": reply.body}

@@ -83,7 +83,9 @@ class EpisodeLink:
         sink: Told each call (the episode records it).
         calls: Every call so far.
         infra_error: Set when a call failed for reasons not the agent's: the episode is
-            then an ``infra_error`` whatever the agent did with the failure.
+            then an ``infra_error`` whatever the agent did with the failure (only the
+            gateway sets it, for what it witnessed on the run's side: invariant 8).
+        in_flight: Requests of the episode being served now (on the gateway's loop).
     """
 
     token: str
@@ -93,6 +95,7 @@ class EpisodeLink:
     sink: Sink | None = None
     calls: list[ModelCall] = field(default_factory=list)
     infra_error: str | None = None
+    in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def urls(self) -> dict[str, str]:

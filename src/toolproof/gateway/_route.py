@@ -3,6 +3,14 @@
 The route is made once per run by the agent adapter that uses the gateway (it owns the
 price table, the cache and the retry policy, which live in ``toolproof.agents``); the
 gateway only calls the hooks it is given, so it depends on no layer above it.
+
+Who is to blame for a failed call (ARCHITECTURE.md, invariant 8) is decided here, by
+:func:`agents_status` and :meth:`Route.refusal`: the model the agent names, its request
+body and whatever the provider answers to what the agent chose are the agent's (the agent
+sees the error, the episode is scored); only what the gateway witnessed failing on the
+run's side (a 5xx, a timeout or a rate limit that outlived the retries, no connection, the
+run's key or account refused, the run's own model unknown) makes the episode
+``infra_error``.
 """
 
 from __future__ import annotations
@@ -80,6 +88,28 @@ class UpstreamStatus(Exception):
         self.reply = reply
 
 
+RUNS_SIDE_STATUSES = frozenset({401, 402, 403, 407, 408, 409, 429})
+"""Provider statuses about the run, not the request: its key, its account, its rate limit,
+a conflict, a timeout or a rate limit (409, 408 and 429 only once the retries gave up)."""
+
+
+def agents_status(status: int, *, runs_model: bool) -> bool:
+    """Whether a provider's error status answers something the agent chose.
+
+    A 4xx is the agent's (its body, its parameters, a model it named that does not exist),
+    except the statuses about the run itself (:data:`RUNS_SIDE_STATUSES`) and a 404 for the
+    model the run named (``--model``: the person running toolproof chose it, not the agent).
+    A 5xx is never the agent's.
+
+    Args:
+        status: The provider's HTTP status (400 or above).
+        runs_model: The request named the run's own model.
+    """
+    if status >= 500 or status < 400 or status in RUNS_SIDE_STATUSES:
+        return False
+    return not (status == 404 and runs_model)
+
+
 class GatewayFailure(Exception):
     """A forwarded call failed for good.
 
@@ -122,7 +152,7 @@ async def send_once(send: Send) -> UpstreamReply:
         return await send()
     except UpstreamStatus as exc:
         status = exc.reply.status
-        infra = status >= 500 or status in (401, 402, 403, 404, 408, 429)
+        infra = status >= 500 or status in (*RUNS_SIDE_STATUSES, 404)  # the gateway decides 404
         text = f"HTTP {status}: {exc.reply.body[:300]}"
         raise GatewayFailure(text, infra=infra, reply=exc.reply) from exc
 
@@ -144,6 +174,10 @@ class Route:
         cache: Exact replays (``--cache``), or None.
         max_concurrent: At most this many upstream calls at once (``--max-model-calls``).
         timeout_s: Seconds one upstream call may take.
+        model: The model the run named (``--model``): the only one forwarded, unless
+            ``allow_other_models``. None: the run named none, so the agent's choice goes.
+        allow_other_models: Forward any model the agent names (``--allow-other-models``);
+            each call is recorded and priced under the model it named.
     """
 
     upstreams: dict[str, Upstream]
@@ -152,9 +186,25 @@ class Route:
     cache: ReplyCache | None = None
     max_concurrent: int | None = None
     timeout_s: float = 120.0
+    model: str | None = None
+    allow_other_models: bool = False
     upstream_calls: int = 0
     """Calls forwarded to a provider (not answered from the cache), for reports and tests."""
     _slots: asyncio.Semaphore | None = None
+
+    def refusal(self, model: str) -> str | None:
+        """Why a request naming ``model`` is not forwarded (None: it is).
+
+        The run's key pays for the run's model: an agent that names another one is refused
+        (its error), so that every agent of a comparison is held to the same ``--model``.
+        """
+        if self.model is None or self.allow_other_models or model == self.model:
+            return None
+        return (
+            f"model {model[:200]!r} is not served here: this run allows only {self.model!r} "
+            f"(its --model); use model {self.model!r}, or the person running toolproof can "
+            "pass --allow-other-models"
+        )
 
     def slots(self) -> asyncio.Semaphore | None:
         """The semaphore bounding concurrent upstream calls (made on first use)."""

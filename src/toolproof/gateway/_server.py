@@ -11,7 +11,13 @@ each episode has its own path, opened with :meth:`ModelGateway.open`::
 Anything else, an unknown or closed token included, is a 404 with the same body (a
 wrong token tells nothing about the right ones). Bodies over ``max_body_bytes`` are
 413, a body that is not sent within ``body_timeout_s`` is 408 (a slow client holds
-its own connection only), bad JSON is 400.
+its own connection only), a body the ingress refuses (not UTF-8, not JSON, nested
+too deep, a lone surrogate escape) is 400: every refusal is JSON in the API's own
+error shape, and nothing an agent sends makes a 500 or a traceback.
+
+No one episode can starve another: each has at most ``max_in_flight`` requests
+in flight (more get 429 at once), connections are capped process-wide with idle ones
+closed first (:mod:`._conn`), and ``--max-model-calls`` bounds the upstream calls.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from ._conn import fair_protocol
 from ._forward import ENDPOINTS, NO_RETRY, check_request, error, forward
 from ._link import EpisodeLink, Sink, new_token
 from ._route import Api, Route
@@ -36,10 +43,17 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 """The largest request body accepted (16 MiB: long transcripts fit, a flood does not)."""
 
 MAX_CONNECTIONS = 1024
-"""Connections served at once; more get a 503 (a flood cannot use up the harness's files)."""
+"""Connections open at once; past it the oldest idle one is closed (a flood cannot use up
+the harness's files, nor shut other episodes out)."""
+
+MAX_IN_FLIGHT = 32
+"""Requests one episode may have in flight at once; more are refused with 429."""
 
 BODY_TIMEOUT_S = 30.0
 """Seconds a client has to send its whole body once the request has begun."""
+
+IDLE_TIMEOUT_S = 30.0
+"""Seconds a connection may stay open without a request (before its first, or between)."""
 
 
 class ModelGateway:
@@ -49,6 +63,9 @@ class ModelGateway:
         max_body_bytes: The largest request body.
         body_timeout_s: How long a client may take to send a body.
         startup_timeout_s: How long :meth:`start` waits for the server to listen.
+        max_connections: Connections open at once (idle ones make room for new ones).
+        max_in_flight: Requests one episode may have in flight at once.
+        idle_timeout_s: How long a connection may stay open without a request.
     """
 
     def __init__(
@@ -57,9 +74,15 @@ class ModelGateway:
         max_body_bytes: int = MAX_BODY_BYTES,
         body_timeout_s: float = BODY_TIMEOUT_S,
         startup_timeout_s: float = 10.0,
+        max_connections: int = MAX_CONNECTIONS,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
+        self.max_connections = max_connections
+        self.max_in_flight = max_in_flight
+        self.idle_timeout_s = idle_timeout_s
         self._startup_timeout_s = startup_timeout_s
         self._links: dict[str, EpisodeLink] = {}
         self._lock = threading.Lock()
@@ -101,10 +124,10 @@ class ModelGateway:
             access_log=False,
             lifespan="off",
             loop="asyncio",
-            http="h11",
+            http=fair_protocol(self.max_connections, self.idle_timeout_s),
             ws="none",
-            timeout_keep_alive=30,
-            limit_concurrency=MAX_CONNECTIONS,  # past it: 503, the harness keeps its descriptors
+            timeout_keep_alive=max(1, round(self.idle_timeout_s)),
+            limit_concurrency=None,  # no 503 for all: the protocol closes idle connections first
             timeout_graceful_shutdown=2,
             h11_max_incomplete_event_size=64 * 1024,  # headers: a flood is refused early
         )
@@ -175,6 +198,16 @@ class ModelGateway:
         )
 
     async def _handle(self, request: Request) -> Response:
+        try:
+            return await self._route_request(request)
+        except Exception as exc:  # the gateway's own failure: a JSON 500, never a traceback
+            return JSONResponse(
+                {"error": {"message": f"the model gateway failed: {type(exc).__name__}"[:300]}},
+                status_code=500,
+                headers=NO_RETRY,
+            )
+
+    async def _route_request(self, request: Request) -> Response:
         parts = request.url.path.strip("/").split("/")
         # e / TOKEN / API / v1 / endpoint...
         if len(parts) < 5 or parts[0] != "e" or parts[2] not in ENDPOINTS or parts[3] != "v1":
@@ -186,6 +219,21 @@ class ModelGateway:
             return _not_found()
         if request.method != "POST":
             return error(api, 405, f"{request.method} is not allowed here; POST a request")
+        if link.in_flight >= self.max_in_flight:  # one episode's flood waits for nobody else
+            return error(
+                api,
+                429,
+                f"this episode already has {self.max_in_flight} model calls in flight; "
+                "wait for one to finish",
+                "rate_limit_error",
+            )
+        link.in_flight += 1  # on the gateway's loop only: no lock needed
+        try:
+            return await self._answer(request, link, api, rest)
+        finally:
+            link.in_flight -= 1
+
+    async def _answer(self, request: Request, link: EpisodeLink, api: Api, rest: str) -> Response:
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             return error(api, 413, f"the request body is over {self.max_body_bytes} bytes")
@@ -197,15 +245,18 @@ class ModelGateway:
             return error(api, 400, "the client went away before sending its body")
         if raw is None:
             return error(api, 413, f"the request body is over {self.max_body_bytes} bytes")
-        body = check_request(api, raw)
+        body = check_request(api, raw, self.max_body_bytes)
         if isinstance(body, Response):
             return body
         client = self._http()
         try:
             return await forward(link, api, rest, body, request.headers, client, self._limit())
-        except Exception as exc:  # a transport failure the route's retrier gave up on
+        except httpx.HTTPError as exc:  # a transport failure the route's retrier gave up on
             link.fail(f"model gateway: {api}: {type(exc).__name__}: {exc}"[:500])
             return error(api, 502, "the model provider could not be reached", "api_error")
+        except Exception as exc:  # the gateway's own failure on a request the ingress passed
+            link.fail(f"model gateway: {api}: {type(exc).__name__}: {exc}"[:500])
+            return error(api, 500, f"the model gateway failed: {type(exc).__name__}", "api_error")
 
     async def _body(self, request: Request) -> bytes | None:
         chunks: list[bytes] = []

@@ -8,6 +8,10 @@ A reply is a JSON body or a server-sent-event stream. The counts are read from:
 * Anthropic: ``usage.input_tokens`` / ``output_tokens``, with ``cache_read_input_tokens`` and
   ``cache_creation_input_tokens`` on top of the input count; in a stream, ``message_start``
   carries the input side and ``message_delta`` the output count.
+
+Every count passes :func:`toolproof.trajectory.ingress.count` (a whole number from 0 to
+``MAX_COUNT``): a negative, fractional, infinite or absurd count, or a bool, counts as 0
+rather than reaching a price or a total.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from toolproof.trajectory import ingress
 
 
 @dataclass(frozen=True)
@@ -33,11 +39,14 @@ class Counted:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    try:
+        return ingress.count(value, "usage")
+    except ingress.IngressError:
+        return 0
 
 
 def _has_int(mapping: dict[str, Any], *names: str) -> bool:
-    return any(type(mapping.get(n)) is int for n in names)  # a bool is no count
+    return any(type(mapping.get(n)) in (int, float) for n in names)  # a bool is no count
 
 
 def _openai(usage: dict[str, Any]) -> Counted | None:

@@ -7,10 +7,17 @@ run's :class:`~toolproof.gateway.Route`: the real endpoint and key stay in the h
 and the agent is handed its episode's gateway URL and a placeholder key instead::
 
     options ──split──▶ harness side: provider, base_url, api_key, cache, prices,
-                                     max_model_calls ─▶ Route (upstream, retries with
-                                     the run's shared backoff, price table, cache)
+                                     max_model_calls, allow_other_models ─▶ Route
+                                     (upstream, retries with the run's shared backoff,
+                                     price table, cache, the one model it serves)
                        agent side:   model, base_url=<episode URL>, api_key=<placeholder>,
                                      provider, and the user's other options
+
+The route serves the model the run names (``--model``, or ``--agent-arg model=``) and
+refuses any other with a 400 the agent sees (its error, never ``infra_error``), unless
+the run allows other models (``--allow-other-models``, the option ``allow_other_models``).
+Only failures the gateway witnessed on the run's side make an episode ``infra_error``
+(:func:`episode_link`; invariant 8).
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ PROVIDERS: dict[str, Api] = {
 """Providers by name, and the wire protocol each speaks."""
 
 HARNESS_OPTIONS = frozenset(
-    {"provider", "base_url", "api_key", "cache", "prices", "max_model_calls"}
+    {"provider", "base_url", "api_key", "cache", "prices", "max_model_calls", "allow_other_models"}
 )
 """Options the harness keeps: the agent gets gateway values for ``base_url``/``api_key``."""
 
@@ -110,6 +117,9 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
     model = options.get("model")
     if model is not None and not isinstance(model, str):
         raise _bad("model", f"must be a model name, got {model!r}")
+    allow_other = options.get("allow_other_models", False)
+    if type(allow_other) is not bool:
+        raise _bad("allow_other_models", f"must be true or false, got {allow_other!r}")
     limit = options.get("max_model_calls")
     if limit is not None and (type(limit) is not int or limit < 1):
         raise _bad("max_model_calls", f"must be a whole number >= 1, got {limit!r}")
@@ -143,6 +153,8 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
         pricer=pricer,
         cache=ModelCache(str(cache)) if cache else None,
         max_concurrent=limit,
+        model=model,
+        allow_other_models=allow_other,
     )
     return GatewayPlan(route, str(provider), api, model)
 
