@@ -5,12 +5,21 @@ gateway are not thread-safe), so uvicorn runs as a task of that loop rather
 than in a thread. It takes no signals (the harness keeps Ctrl-C) and listens
 on a socket bound before it starts, so port 0 gets a free port and the URL is
 known at once.
+
+An endpoint serves one episode, and is bounded so that its agent cannot grow the
+harness without limit (invariant 8: no single episode can stop the run): at most
+:data:`MAX_SESSIONS` MCP sessions at once (another ``initialize`` gets the SDK's
+JSON-RPC error with HTTP 503; a session idle for :data:`SESSION_IDLE_S` is closed), at
+most :data:`MAX_CONNECTIONS` connections (past it the oldest idle one is closed; one that
+sends no request within :data:`IDLE_TIMEOUT_S` is closed too), bodies up to
+:data:`MAX_BODY` bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import socket
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from types import TracebackType
@@ -51,6 +60,51 @@ class _SessionWatch:
 
 MAX_BODY = 16 * 1024 * 1024
 """The largest request body read (a JSON-RPC message); larger ones get 413 unread."""
+
+MAX_SESSIONS = 16
+"""MCP sessions one episode's endpoint holds at once; another ``initialize`` is refused."""
+
+SESSION_IDLE_S = 600.0
+"""Seconds a session may go without a request in flight before it is closed."""
+
+MAX_CONNECTIONS = 64
+"""Connections one episode's endpoint holds open; past it the oldest idle one is closed."""
+
+IDLE_TIMEOUT_S = 30.0
+"""Seconds a connection may stay open without a request (before its first, or between)."""
+
+
+def _idle(protocol: object) -> bool:
+    cycle = getattr(protocol, "cycle", None)
+    return cycle is None or bool(cycle.response_complete)
+
+
+def _bounded_protocol(max_connections: int, idle_timeout_s: float) -> type[Any]:
+    """uvicorn's h11 protocol, with at most ``max_connections`` open: the oldest idle one
+    (no request in flight) is closed for a new one, and a connection that sends no request
+    in ``idle_timeout_s`` is closed (the gateway's rule, for one episode's endpoint)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    born = itertools.count()
+
+    class BoundedH11Protocol(H11Protocol):
+        order = 0
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            self.order = next(born)
+            super().connection_made(transport)
+            live = [p for p in self.connections if not p.transport.is_closing()]
+            if len(live) > max_connections:
+                idle = [p for p in live if p is not self and _idle(p)]
+                victim = min(idle, key=lambda p: getattr(p, "order", 0), default=self)
+                victim.transport.close()
+            if not transport.is_closing():
+                self._unset_keepalive_if_required()
+                self.timeout_keep_alive_task = self.loop.call_later(
+                    idle_timeout_s, self.timeout_keep_alive_handler
+                )
+
+    return BoundedH11Protocol
 
 
 class _BodyLimit:
@@ -154,15 +208,21 @@ class HttpEndpoint:
         self.port = port = sock.getsockname()[1]
         shown = f"[{self._host}]" if family == socket.AF_INET6 else self._host
         self.url = f"http://{shown}:{port}{PATH}"
-        app = self._server.streamable_http_app(streamable_http_path=PATH, host=self._host)
+        app = self._server.streamable_http_app(
+            streamable_http_path=PATH,
+            host=self._host,
+            max_sessions=MAX_SESSIONS,  # repeated initialize cannot grow the harness
+            session_idle_timeout=SESSION_IDLE_S,
+        )
         config = uvicorn.Config(
             _BodyLimit(_SessionWatch(app, self.session_ended), MAX_BODY),
             log_config=None,
             log_level="error",  # not a line per garbage request an agent sends
             access_log=False,
             lifespan="on",
-            http="h11",
+            http=_bounded_protocol(MAX_CONNECTIONS, IDLE_TIMEOUT_S),
             ws="none",
+            timeout_keep_alive=round(IDLE_TIMEOUT_S),
             timeout_graceful_shutdown=2,
         )
         self._uvicorn = _QuietServer(config)

@@ -2,7 +2,10 @@
 
 Every ``tools/call`` goes to :meth:`ToolHost.call_tool`, which for an episode is
 :meth:`toolproof.agents.ToolSession.call_tool`: the gateway validates the
-arguments, applies faults and policies, and the call is recorded as a step.
+arguments, applies faults and policies, and the call is recorded as a step. The
+arguments pass the one ingress first (:func:`toolproof.trajectory.ingress.json_object`):
+what is not plain, bounded JSON data (nested too deep, a lone surrogate) is the agent's
+error, answered as an ``isError`` result, and never reaches the host.
 The server adds nothing the task did not declare, except, when asked, a
 ``submit_answer`` tool through which an outside client hands in its final
 answer (an MCP client has no other way to say "I am done, and this is my answer").
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolproof._version import __version__
-from toolproof.trajectory import ToolKind, ToolResult, ToolSchema
+from toolproof.trajectory import ToolKind, ToolResult, ToolSchema, ingress
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -163,7 +166,10 @@ def build_server(
         if state.done.is_set():  # answered or crashed: nothing more runs or is scored
             why = "an answer was handed in" if state.crash is None else "the harness failed"
             return _text(f"error: the episode is over ({why}); no more tool calls", error=True)
-        arguments = dict(params.arguments or {})
+        try:  # the agent's bytes: plain, bounded JSON data before anything else sees them
+            arguments = ingress.json_object(params.arguments or {}, "arguments")
+        except ingress.IngressError as exc:  # the agent's error, answered as a result
+            return _text(f"error: {exc}", error=True)
         if answer_tool and not typed_answer and params.name == ANSWER_TOOL:
             state.answer = str(arguments.get("answer", ""))
             state.done.set()
