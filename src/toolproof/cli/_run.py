@@ -22,7 +22,7 @@ from ._common import (
 )
 from ._gate import DEFAULT_MAX_INFRA
 from ._live import live_egress, open_live_run
-from ._model import gateway_options, run_gateway, side_options
+from ._model import GATEWAY_KINDS, gateway_options, run_gateway, side_options
 from ._progress import MODES
 from ._run_checks import (
     _attack_of,
@@ -51,6 +51,15 @@ from ._run_checks import (
         "The model of a langchain/llamaindex/autogen/cmd agent, reached through toolproof's "
         "model gateway: openai:gpt-4o-mini, anthropic:claude-haiku-4-5, "
         "openai-compatible:NAME@http://host:port/v1."
+    ),
+)
+@click.option(
+    "--allow-other-models",
+    is_flag=True,
+    help=(
+        "Let a langchain/llamaindex/autogen/cmd agent call models other than --model through "
+        "the model gateway (each call recorded and priced as the model it names); without "
+        "it another model is refused, as the agent's error."
     ),
 )
 @click.option(
@@ -221,6 +230,7 @@ def run(
     agent: str | None,
     agent_args: tuple[str, ...],
     model: str | None,
+    allow_other_models: bool,
     user_model: str | None,
     judge_model: str | None,
     epochs: int,
@@ -337,6 +347,14 @@ def run(
         fields.get("model"),
         provider_options(fields["agent"], fields.get("agent_options", {})),
     )
+    if allow_other_models:  # recorded in the run's agent options, so a resume keeps it
+        if str(fields["agent"]).partition(":")[0] not in GATEWAY_KINDS:
+            raise click.BadParameter(
+                f"--agent {fields['agent']!r} does not call its model through the model "
+                f"gateway; the option is for {', '.join(sorted(GATEWAY_KINDS))} agents",
+                param_hint="--allow-other-models",
+            )
+        fields["agent_options"] = {**fields["agent_options"], "allow_other_models": True}
     if sandbox is not None and str(fields["agent"]).partition(":")[0] == "cmd":
         # cmd agents run in the run's sandbox too (their own --agent-arg sandbox wins).
         fields["agent_options"] = {"sandbox": sandbox, **fields["agent_options"]}
