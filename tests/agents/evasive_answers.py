@@ -9,7 +9,9 @@ text) is the control: it passes loose everywhere and strict nowhere.
 
 Registered as the agent kind ``evasive`` with the strategy as its target:
 ``evasive:repeat``, ``evasive:hedge-es``, ``evasive:negated``, ``evasive:essay``,
-``evasive:dump``, ``evasive:candidates``, ``evasive:plain``.
+``evasive:dump``, ``evasive:candidates``, ``evasive:plain``; and ``evasive:ask-blank``,
+which plays the reference calls (its look-ups) and then asks a clarifying question that
+names none of the options: on an ambiguous task it must earn no credit.
 """
 
 from __future__ import annotations
@@ -111,13 +113,18 @@ ANSWERS: dict[str, Answer] = {
 }
 
 
+BLANK_QUESTION = "Could you clarify which one you mean?"
+"""A clarifying question that names none of the options: it must earn nothing."""
+
+
 class EvasiveAgent:
     """The reference calls, then a free-text answer made by one strategy."""
 
     def __init__(self, instance: TaskInstance, strategy: str) -> None:
         self._turns = reference_turns(instance)
         self._check = instance.task.answer
-        self._answer = ANSWERS[strategy]
+        self._strategy = strategy
+        self._answer = ANSWERS.get(strategy)
         self._next = 0
 
     async def act(self, observation: Observation) -> AgentTurn:
@@ -130,7 +137,9 @@ class EvasiveAgent:
                 for n, c in enumerate(turn)
             ]
             return AgentTurn(tool_calls=calls)
-        if self._check is None:
+        if self._strategy == "ask-blank":
+            return AgentTurn(content=BLANK_QUESTION)
+        if self._check is None or self._answer is None:
             return AgentTurn(content="Done.")
         return AgentTurn(content=self._answer(self._check, observation))
 
@@ -145,7 +154,7 @@ def _register() -> None:
     def build(spec: AgentSpec) -> AgentFactory:
         """``evasive:STRATEGY``: the reference calls, then an evasive free-text answer."""
         strategy = spec.target or "repeat"
-        if strategy not in ANSWERS:
+        if strategy not in ANSWERS and strategy != "ask-blank":
             raise ValueError(f"no evasive strategy {strategy!r}; strategies: {sorted(ANSWERS)}")
 
         def factory(ctx: EpisodeContext, instance: TaskInstance) -> EvasiveAgent:

@@ -5,21 +5,28 @@ each evasive agent of ``tests/agents/evasive_answers.py``: the reference calls, 
 free-text answer that names the right value without committing to it (the value among
 rival values in one frame, a hedge in Spanish, the value negated, an essay of wrong
 figures, the value followed by a dump of every tool result, five candidates). Each must
-pass 0 tasks on ``pass@strict`` and 0 on ``pass@loose``. The control answers with
-exactly the value in text: it passes ``pass@loose`` on every task and ``pass@strict`` on
-none (strict needs ``submit_answer``, which the oracle uses: ``test_proven.py``).
+pass 0 tasks on ``pass@strict`` and 0 on ``pass@loose``. A clarifying question that
+names none of the options earns nothing, and an extra payment is collateral damage.
+The control answers with exactly the value in text: it passes ``pass@loose`` on every
+task and ``pass@strict`` on none (strict needs ``submit_answer``, which the oracle uses:
+``test_proven.py``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 
+from toolproof.agents import AgentTurn, Observation
+from toolproof.agents.builtin.flawed import reference_turns
 from toolproof.engine import quality
+from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.results import EpisodeRecord
-from toolproof.spec import Suite, builtin_suites_dir, load_suite
+from toolproof.spec import Suite, TaskInstance, builtin_suites_dir, load_suite, render
+from toolproof.trajectory import ToolCall
 
 AGENTS = Path(__file__).parents[1] / "agents"
 if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "evasive"
@@ -89,3 +96,73 @@ def test_exactly_the_value_in_text_passes_loose_only(
     )
     assert strict == []
     assert not_loose == []
+
+
+def test_a_question_that_names_no_option_earns_nothing() -> None:
+    """On an ambiguous task whose reference asks in its reply (no ask_user call), a
+    clarifying question that names none of the declared options earns no credit."""
+    suite = load_suite(builtin_suites_dir() / "core")
+    ids = [
+        t.id
+        for t in suite.tasks
+        if t.category.value == "ambiguous"
+        and t.user is None
+        and not any(
+            c.tool == "ask_user"
+            for item in t.solution.calls
+            for c in (item if isinstance(item, list) else [item])
+        )
+    ]
+    assert len(ids) >= 11
+    found = quality.run_agent(suite, "evasive:ask-blank", EPOCHS, ids, parallel=8)
+    credited = sorted(
+        {f"{t} {r.score.level.value}" for t, rs in found.items() for r in rs if r.score.fraction}
+    )
+    assert credited == []
+    assert all(r.score.level.value == "fail" for rs in found.values() for r in rs)
+
+
+class _SecondPayment:
+    """bank-frozen-fallback's reference payment, plus a payment to the other payee."""
+
+    def __init__(self, instance: TaskInstance) -> None:
+        self._turns = reference_turns(instance)
+        params = instance.params
+        other = "P2" if params["pid"] == "P1" else "P1"
+        self._extra = {"from_account": params["payer"], "payee_id": other, "amount": 10.0}
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        step = observation.step
+        if step < len(self._turns):
+            return AgentTurn(
+                tool_calls=[
+                    ToolCall(id=f"c{step}_{n}", name=c.tool, arguments=dict(c.args))
+                    for n, c in enumerate(self._turns[step])
+                ]
+            )
+        if step == len(self._turns):
+            return AgentTurn(
+                tool_calls=[ToolCall(id="extra", name="pay_payee", arguments=self._extra)]
+            )
+        return AgentTurn(content=f"Paid from {self._extra['from_account']}.")
+
+
+def test_an_extra_payment_is_collateral_damage_and_fails() -> None:
+    suite = load_suite(builtin_suites_dir() / "core")
+    task = suite.task("bank-frozen-fallback")
+    for epoch in range(EPOCHS):
+        instance = render(
+            task,
+            suite="core",
+            suite_seed=suite.config.seed,
+            epoch=epoch,
+            limits=suite.config.limits,
+            system_prompt=suite.config.system_prompt,
+        )
+        _, score = asyncio.run(
+            run_episode(
+                instance, lambda ctx, i=instance: _SecondPayment(i), EpisodeOptions(agent_label="t")
+            )
+        )
+        assert score.level.value == "fail", score
+        assert any(c.veto for c in score.checks)
