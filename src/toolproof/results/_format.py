@@ -120,6 +120,17 @@ def is_line_of(key: str, line: bytes) -> bool:
     return line.endswith(b"\n") and marker(key) in line[: HEAD_BYTES + 4 * len(key)]
 
 
+def trajectory_line(trajectory: str, score: str) -> bytes:
+    """One line of ``trajectories.jsonl``: the trajectory's JSON object with the episode's
+    score added as its last field, ``"score"`` (so a notebook reading the file alone has
+    every episode's verdict), and a newline.
+
+    Lines written before the score was added have no ``"score"``; readers take the score
+    from ``run.db`` (``join_record``), where every row has it, so both read the same.
+    """
+    return f'{trajectory[:-1]},"score":{score}}}\n'.encode()
+
+
 def join_record(record: str, trajectory: bytes) -> str:
     """The full record JSON: the stored row's record with its trajectory line put back."""
     return f'{record[:-1]},"trajectory":{trajectory.decode("utf-8").rstrip()}}}'

@@ -33,6 +33,7 @@ from ._format import (
     has_offsets,
     index_lines,
     is_line_of,
+    trajectory_line,
     unreadable,
 )
 from .indexes import add_indexes
@@ -190,7 +191,7 @@ class RunStore:
         self._seq += 1
         score, traj = record.score, record.trajectory
         usage = traj.usage()
-        line = traj.model_dump_json().encode() + b"\n"
+        line = trajectory_line(traj.model_dump_json(), score.model_dump_json())
         offset = self._size
         self._jsonl.write(line)
         self._size += len(line)
@@ -277,8 +278,10 @@ class RunStore:
                 )
                 for key, text, offset, length in read.execute(sql):
                     if offset is None:  # a schema-1 row: its trajectory is in the record
-                        trajectory = json.loads(text)["trajectory"]
-                        fh.write(json.dumps(trajectory, separators=(",", ":")).encode() + b"\n")
+                        stored = json.loads(text)
+                        trajectory = json.dumps(stored["trajectory"], separators=(",", ":"))
+                        score = json.dumps(stored["score"], separators=(",", ":"))
+                        fh.write(trajectory_line(trajectory, score))
                         continue
                     line = lines.read(key, offset, length)
                     moved.append((fh.tell(), len(line), key))
