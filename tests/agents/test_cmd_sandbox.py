@@ -338,7 +338,7 @@ def test_the_runs_sandbox_flag_reaches_cmd_agents(
     assert "--sandbox" in refused.err and "not 'podman'" in refused.err
     ran = invoke(
         "run", "core", "--task", "hello-file", "--agent", "cmd:echo hi",
-        "--sandbox", "process", "--out", tmp_path / "host", "--quiet",
+        "--sandbox", "process", "--run-commands-on-host", "--out", tmp_path / "host", "--quiet",
     )  # fmt: skip
     assert ran.code == 0, ran.err
     assert "NOT isolated" in caplog.text  # the escape hatch says so

@@ -359,7 +359,12 @@ def worker_job(task_id: str) -> Any:
 def test_the_cli_warns_when_commands_are_not_isolated(
     invoke: Callable[..., CliResult], tmp_path: Path
 ) -> None:
-    done = invoke("run", SUITE, "-a", "oracle", "--sandbox", "process", "-q", "-o", tmp_path / "r")
+    refused = invoke("run", SUITE, "-a", "oracle", "--sandbox", "process", "-o", tmp_path / "n")
+    assert refused.code == 2 and "--run-commands-on-host" in refused.err  # invariant 9
+    done = invoke(
+        "run", SUITE, "-a", "oracle", "--sandbox", "process", "--run-commands-on-host", "-q",
+        "-o", tmp_path / "r",
+    )  # fmt: skip
     assert done.code == 0, done.err
     assert "WARNING: 3 task(s) run commands with the 'process' sandbox backend" in done.err
     assert "NOT isolated" in done.err

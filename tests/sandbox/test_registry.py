@@ -39,6 +39,7 @@ def test_exports_are_pinned_and_sorted() -> None:
         "available_backends",
         "default_backend",
         "get_backend",
+        "reachable_tmp",
         "sandbox",
         "sandbox_owner",
     ]
@@ -97,15 +98,26 @@ def test_default_backend_prefers_bwrap() -> None:
     if get_backend("bwrap").available():
         assert default_backend() == "bwrap"
     else:
-        with pytest.warns(RuntimeWarning, match="NOT isolated"):
-            assert default_backend() == "process"
+        with pytest.raises(SandboxError, match="--run-commands-on-host"):
+            default_backend()
 
 
-def test_default_backend_falls_back_loudly(
+def test_without_bwrap_there_is_no_silent_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant 9: where bwrap cannot run, nothing runs on the host unless the run says so."""
+    bwrap = get_backend("bwrap")
+    monkeypatch.setattr(bwrap, "unavailable_reason", classmethod(lambda cls: "no bwrap here"))
+    with pytest.raises(SandboxError) as refused:
+        default_backend()
+    message = str(refused.value)
+    assert "no bwrap here" in message and "--run-commands-on-host" in message
+    assert "podman" in message  # the isolated way out is named too
+
+
+def test_with_the_option_it_falls_back_loudly(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     bwrap = get_backend("bwrap")
     monkeypatch.setattr(bwrap, "unavailable_reason", classmethod(lambda cls: "no bwrap here"))
     with pytest.warns(RuntimeWarning, match=r"no bwrap here.*NOT isolated.*Install bubblewrap"):
-        assert default_backend() == "process"
+        assert default_backend(commands_on_host=True) == "process"
     assert "NOT isolated" in caplog.text

@@ -16,14 +16,14 @@ from toolproof.engine.quality import Finding
 from toolproof.spec import Suite, Task
 
 
-def _load(target: str) -> tuple[Suite, list[Task]]:
+def _load(target: str, commands_on_host: bool = False) -> tuple[Suite, list[Task]]:
     """The suite to run in and the tasks to check; exits 2 on any preflight problem."""
     from toolproof.engine.preflight import check_target
     from toolproof.spec import SuiteConfig, load_suite, suite_root_of
 
     from ._common import EXIT_USAGE
 
-    _, problems = check_target(target)
+    _, problems = check_target(target, commands_on_host=commands_on_host)
     if problems:
         for problem in problems:
             click.echo(str(problem), err=True)
@@ -77,7 +77,16 @@ def _measures(task: Task) -> str:
 
 @click.command("check-task")
 @click.argument("target")
-def check_task(target: str) -> None:
+@click.option(
+    "--run-commands-on-host",
+    is_flag=True,
+    help=(
+        "Allow the agents' commands to run on this host as this user, NOT isolated (a "
+        "task's backend: process, or where bwrap cannot run). Without it nothing runs "
+        "unisolated."
+    ),
+)
+def check_task(target: str, run_commands_on_host: bool = False) -> None:
     """The quality gate of a task file, a suite folder or a built-in suite name.
 
     A task passes when: it validates; the oracle is perfect on 5 seeds; noop, random
@@ -91,11 +100,15 @@ def check_task(target: str) -> None:
     from toolproof.engine.quality import gate_records, judge_task
 
     from ._common import EXIT_FAILED, load_plugins
+    from ._run_checks import _host_backend
 
     load_plugins()
-    suite, tasks = _load(target)
+    suite, tasks = _load(target, run_commands_on_host)
+    ids = [t.id for t in tasks]
+    # where bwrap cannot run: refused, or (with the option) the process backend
+    backend = _host_backend(suite, ids, commands_on_host=run_commands_on_host)
     click.echo(f"checking {len(tasks)} task(s) of {suite.name} ({suite.root}) ...", err=True)
-    records = gate_records(suite, [t.id for t in tasks])
+    records = gate_records(suite, ids, commands_on_host=run_commands_on_host, sandbox=backend)
     failed = 0
     for task in tasks:
         findings = judge_task(suite, task, records)

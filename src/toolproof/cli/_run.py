@@ -27,6 +27,7 @@ from ._progress import MODES
 from ._run_checks import (
     _attack_of,
     _host_backend,
+    _refuse_unisolated,
     _refuse_used,
     _say_user_fallback,
     _share,
@@ -165,8 +166,18 @@ from ._run_checks import (
     "--sandbox",
     metavar="BACKEND",
     help=(
-        "Sandbox backend of run_command for tasks that name none: bwrap, process "
-        "(NOT isolated), podman, docker.  [default: bwrap where it works, else process]"
+        "Sandbox backend of run_command for tasks that name none: bwrap, podman, docker, "
+        "or process (NOT isolated: needs --run-commands-on-host).  [default: bwrap]"
+    ),
+)
+@click.option(
+    "--run-commands-on-host",
+    is_flag=True,
+    help=(
+        "Allow commands (run_command, cmd: agents, reference solutions) to run on this host "
+        "as this user, NOT isolated: --sandbox process, a task's or suite's backend: "
+        "process, or the process backend where bwrap cannot run. Without it nothing runs "
+        "unisolated."
     ),
 )
 @click.option(
@@ -249,6 +260,7 @@ def run(
     max_model_calls: int | None,
     max_sandboxes: int | None,
     sandbox: str | None,
+    run_commands_on_host: bool,
     allow_drift: bool,
     env_cache: Path | None,
     max_infra: float,
@@ -377,9 +389,14 @@ def run(
         allow_drift=allow_drift,
         tasks=fields.get("tasks") or (),
         index_file=suite_index_file(),  # only the selected tasks' files, once all passed
+        commands_on_host=run_commands_on_host,
     )
     if resume is None or "sandbox" in given:
-        fields["sandbox"] = sandbox or _host_backend(loaded, fields.get("tasks") or ())
+        fields["sandbox"] = sandbox or _host_backend(
+            loaded, fields.get("tasks") or (), commands_on_host=run_commands_on_host
+        )
+    fields["run_commands_on_host"] = run_commands_on_host  # asked again on every invocation
+    _refuse_unisolated(fields, commands_on_host=run_commands_on_host)
     fields["allow_drift"] = allow_drift
     fields["env_cache"] = str(env_cache.expanduser().resolve()) if env_cache else None
     config = RunConfig.model_validate(fields)
@@ -469,7 +486,11 @@ def _execute(
                 reporter.close()
         return summary
     except BaseException:
-        if created and [p.name for p in run_dir.iterdir()] in ([], [LOCK_NAME]):
+        if (
+            created
+            and run_dir.is_dir()
+            and [p.name for p in run_dir.iterdir()] in ([], [LOCK_NAME])
+        ):
             shutil.rmtree(run_dir, ignore_errors=True)  # a run that never started leaves nothing
         raise
     finally:

@@ -105,15 +105,22 @@ def _say_user_fallback(suite: Suite, config: RunConfig, *, quiet: bool) -> None:
         )
 
 
-def _host_backend(suite: Suite, patterns: Sequence[str] = ()) -> str | None:
+def _host_backend(
+    suite: Suite, patterns: Sequence[str] = (), *, commands_on_host: bool = False
+) -> str | None:
     """``default_backend()`` for a run whose tasks (those matching ``patterns``; all when
     empty) run commands, None for one whose tasks do not; without its RuntimeWarning:
     ``_warn_unisolated`` says it louder. Only the selected tasks count, so the answer is
-    the same whether the suite was loaded whole or only those tasks."""
+    the same whether the suite was loaded whole or only those tasks.
+
+    Raises:
+        click.UsageError: bwrap cannot run here and ``--run-commands-on-host`` was not
+            given: the run refuses (it never falls back to the host on its own).
+    """
     import fnmatch
     import warnings
 
-    from toolproof.sandbox import default_backend
+    from toolproof.sandbox import SandboxError, default_backend
     from toolproof.tools import resolve_tools
     from toolproof.tools.toolkits.shell import offers_commands
 
@@ -124,7 +131,36 @@ def _host_backend(suite: Suite, patterns: Sequence[str] = ()) -> str | None:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return default_backend()
+        try:
+            return default_backend(commands_on_host=commands_on_host)
+        except SandboxError as exc:
+            raise click.UsageError(f"nothing was run: {exc}") from None
+
+
+def _refuse_unisolated(fields: dict[str, object], *, commands_on_host: bool) -> None:
+    """Refuse a run that would run commands unisolated without ``--run-commands-on-host``.
+
+    Isolation is the run's decision (invariant 9), and the person running toolproof
+    makes it on the command line: ``--sandbox process`` (also one a resumed run kept)
+    or a ``cmd:`` agent's ``--agent-arg sandbox=process`` needs the option too.
+
+    Raises:
+        click.BadParameter: naming the option and both fixes.
+    """
+    from toolproof.spec.sandbox import HOST_OPTION, UNISOLATED_BACKENDS
+
+    if commands_on_host:
+        return
+    options = fields.get("agent_options")
+    chosen = options.get("sandbox") if isinstance(options, dict) else None
+    for value, hint in ((fields.get("sandbox"), "--sandbox"), (chosen, "--agent-arg sandbox")):
+        if value in UNISOLATED_BACKENDS:
+            raise click.BadParameter(
+                f"{value!r} runs commands on this host as this user, NOT isolated; pass "
+                f"{HOST_OPTION} too if that is what you mean, or use an isolated backend "
+                "(bwrap, the default)",
+                param_hint=hint,
+            )
 
 
 def _warn_unisolated(suite: Suite, config: RunConfig, console: Console) -> None:
@@ -143,7 +179,12 @@ def _warn_unisolated(suite: Suite, config: RunConfig, console: Console) -> None:
     for task in suite.tasks:
         if task.id not in selected or not offers_commands(resolve_tools(task)):
             continue
-        settings = effective_sandbox(config.sandbox, suite.config.sandbox, task.sandbox)
+        settings = effective_sandbox(
+            config.sandbox,
+            suite.config.sandbox,
+            task.sandbox,
+            commands_on_host=config.run_commands_on_host,
+        )
         try:
             backend = get_backend(backend_name(settings))
         except SandboxError as exc:

@@ -68,7 +68,15 @@ class RunConfig(BaseModel):
         None,
         description=(
             "Sandbox backend of run_command for tasks and suites that name none "
-            "(None: bwrap where it works, else process, which is NOT isolated)."
+            "(None: bwrap; process, which is NOT isolated, only with run_commands_on_host)."
+        ),
+    )
+    run_commands_on_host: bool = Field(
+        False,
+        description=(
+            "--run-commands-on-host: commands may run on the host without isolation (a "
+            "task's or suite's backend: process, or the process backend where bwrap cannot "
+            "run). Isolation is the run's decision: without it, nothing runs unisolated."
         ),
     )
 

@@ -88,9 +88,11 @@ class EpisodeOptions:
     tool_slots: ToolPool | None = None
     """The threads blocking tool calls (sandboxed commands) of the run's episodes share."""
     sandbox: SandboxSpec | None = None
-    """The suite's sandbox settings (a task's own override them field by field)."""
+    """The suite's sandbox settings (with a task's: the stronger of each field)."""
     sandbox_backend: str | None = None
     """The run's sandbox backend for tasks and suites that name none (None: the host's)."""
+    commands_on_host: bool = False
+    """``--run-commands-on-host``: a task's or suite's ``backend: process`` is honoured."""
     policy: PolicySpec | None = None
     """The suite's policy (a task's own rules are added to it)."""
     env_cache: Path | None = None
@@ -137,7 +139,12 @@ async def run_episode(
     initial: WorldSnapshot | None = None
     try:
         tools = resolve_tools(instance.task)
-        sandbox = effective_sandbox(options.sandbox_backend, options.sandbox, instance.task.sandbox)
+        sandbox = effective_sandbox(
+            options.sandbox_backend,
+            options.sandbox,
+            instance.task.sandbox,
+            commands_on_host=options.commands_on_host,
+        )
         if sandbox.toolenv is not None:  # a task's pinned tools: checked, then mounted
             settings = sandbox
             sandbox = await asyncio.to_thread(  # the check runs the tools' programs

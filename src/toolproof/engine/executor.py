@@ -117,6 +117,7 @@ class Worker:
             tool_slots=ToolPool(config.max_sandboxes),
             sandbox=self.suite.config.sandbox,
             sandbox_backend=config.sandbox,
+            commands_on_host=config.run_commands_on_host,
             policy=self.suite.config.policy,
             env_cache=Path(config.env_cache) if config.env_cache else None,
             allow_drift=config.allow_drift,
@@ -184,7 +185,10 @@ class Worker:
             if not offers_commands(resolve_tools(instance.task)):
                 return True
             settings = effective_sandbox(
-                self.options.sandbox_backend, self.options.sandbox, instance.task.sandbox
+                self.options.sandbox_backend,
+                self.options.sandbox,
+                instance.task.sandbox,
+                commands_on_host=self.options.commands_on_host,
             )
             return get_backend(backend_name(settings)).isolated
         except (SpecError, SandboxError):  # no command could run at all

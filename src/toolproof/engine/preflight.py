@@ -60,6 +60,7 @@ from toolproof.spec.index import (
     recorded_tasks,
 )
 from toolproof.spec.providers import is_provided
+from toolproof.spec.sandbox import unisolated_problem
 from toolproof.tools import (
     ToolImpl,
     load_builtin,
@@ -85,6 +86,7 @@ def load_checked_suite(
     allow_drift: bool = False,
     tasks: Sequence[str] = (),
     index_file: Path | None = None,
+    commands_on_host: bool = False,
 ) -> Suite:
     """Load a suite (name, folder, or a provided one such as ``bfcl:simple_python``) and run
     every check; what ``run`` uses.
@@ -100,6 +102,8 @@ def load_checked_suite(
         allow_drift: Accept a provided suite whose package version differs from the pinned one.
         tasks: Globs of the task ids the caller will run (empty: every task).
         index_file: Where checked suites are recorded (None: load everything, record nothing).
+        commands_on_host: The run was given ``--run-commands-on-host``: a task's or suite's
+            ``sandbox.backend: process`` is allowed (else it is a problem).
 
     Raises:
         SpecError: every problem of every file, each with file, line and field.
@@ -113,7 +117,7 @@ def load_checked_suite(
         chosen = [t for t in recorded or [] if any(fnmatch.fnmatch(t[0], p) for p in tasks)]
         selected = load_recorded_tasks(root, chosen) if chosen else None
         if selected is not None:
-            problems = check_suite_tasks(selected)
+            problems = check_suite_tasks(selected, commands_on_host=commands_on_host)
             if problems:
                 raise SpecError(problems)
             return selected
@@ -121,7 +125,7 @@ def load_checked_suite(
     # A provided suite's reference calls are the upstream benchmark's own ground truth, which
     # its own checker scores (some fail their own schemas, as upstream ships them: see
     # docs/bfcl.md); they are not toolproof's to refuse.
-    problems = check_suite_tasks(suite, solutions=not provided)
+    problems = check_suite_tasks(suite, solutions=not provided, commands_on_host=commands_on_host)
     if problems:
         raise SpecError(problems)
     if fingerprint is not None and fingerprint[2] and _self_contained(suite):
@@ -171,24 +175,41 @@ def _self_contained(suite: Suite) -> bool:
     return True
 
 
-def check_suite_tasks(suite: Suite, *, solutions: bool = True) -> list[Problem]:
+def check_suite_tasks(
+    suite: Suite, *, solutions: bool = True, commands_on_host: bool = False
+) -> list[Problem]:
     """The tool and check-function problems of every task of a loaded suite.
 
     Args:
         suite: The loaded suite.
         solutions: Also check each reference solution call against its tool's schema.
+        commands_on_host: Allow ``sandbox.backend: process`` (``--run-commands-on-host``).
     """
-    return [
+    problems: list[Problem] = []
+    unisolated = unisolated_problem(suite.config.sandbox, commands_on_host=commands_on_host)
+    if unisolated is not None:
+        problems.append(Problem(suite.root / "suite.yaml", None, "sandbox.backend", unisolated))
+    return problems + [
         problem
         for task in suite.tasks
         for problem in task_problems(
-            task, suite.task_file(task.id), suite.root, solutions=solutions
+            task,
+            suite.task_file(task.id),
+            suite.root,
+            solutions=solutions,
+            commands_on_host=commands_on_host,
         )
     ]
 
 
-def check_target(target: str | Path) -> tuple[int, list[Problem]]:
+def check_target(
+    target: str | Path, *, commands_on_host: bool = False
+) -> tuple[int, list[Problem]]:
     """Validate what ``toolproof validate TARGET`` names: a suite name, folder or task file.
+
+    Args:
+        target: The suite name, folder or task file.
+        commands_on_host: Allow ``sandbox.backend: process`` (``--run-commands-on-host``).
 
     Returns:
         How many tasks were checked, and every problem found.
@@ -197,9 +218,12 @@ def check_target(target: str | Path) -> tuple[int, list[Problem]]:
     if problems:
         return 0, problems
     if suite is not None:
-        return len(tasks), check_suite_tasks(suite)
+        return len(tasks), check_suite_tasks(suite, commands_on_host=commands_on_host)
     path = Path(target)
-    return len(tasks), [p for t in tasks for p in task_problems(t, path, suite_root_of(path))]
+    root = suite_root_of(path)
+    return len(tasks), [
+        p for t in tasks for p in task_problems(t, path, root, commands_on_host=commands_on_host)
+    ]
 
 
 class _Report:
@@ -212,9 +236,15 @@ class _Report:
         self.problems.append(Problem(self.file, line, field_text(loc), message))
 
 
-def task_problems(task: Task, file: Path, root: Path, *, solutions: bool = True) -> list[Problem]:
-    """Problems of one loaded task that need the tool registry or the check functions."""
+def task_problems(
+    task: Task, file: Path, root: Path, *, solutions: bool = True, commands_on_host: bool = False
+) -> list[Problem]:
+    """Problems of one loaded task that need the tool registry or the check functions,
+    and a ``sandbox.backend`` weaker than the run allows (invariant 9)."""
     report = _Report(task, file)
+    unisolated = unisolated_problem(task.sandbox, commands_on_host=commands_on_host)
+    if unisolated is not None:
+        report.add(("sandbox", "backend"), unisolated)
     offered = _offered_tools(task, report)
     if offered is not None:
         if solutions:

@@ -60,21 +60,34 @@ def available_backends() -> list[str]:
     return [name for name, cls in sorted(_REGISTRY.items()) if cls.available()]
 
 
-def default_backend() -> str:
-    """``"bwrap"`` when bubblewrap works here, else ``"process"`` with a loud warning.
+def default_backend(*, commands_on_host: bool = False) -> str:
+    """``"bwrap"`` when bubblewrap works here; otherwise an error, never a silent fallback.
 
-    The warning (a ``RuntimeWarning`` and a log record) says that commands will run
-    on the host without isolation, why bwrap is not usable, and how to fix it.
+    Isolation is the run's decision (invariant 9): commands run on the host without
+    isolation only when the person running toolproof said so, with
+    ``--run-commands-on-host`` (``commands_on_host``); then, where bwrap cannot run,
+    this is ``"process"`` with a loud warning (a ``RuntimeWarning`` and a log record).
+
+    Raises:
+        SandboxError: bwrap cannot run here and ``commands_on_host`` is False; the
+            message names the real cause and both ways out.
     """
     bwrap = _REGISTRY.get("bwrap")
     reason = bwrap.unavailable_reason() if bwrap is not None else "no 'bwrap' backend registered"
     if reason is None:
         return "bwrap"
+    if not commands_on_host:
+        raise SandboxError(
+            f"commands cannot run isolated here: bubblewrap cannot be used ({reason}). Fix "
+            "that, choose another isolated backend (--sandbox podman or docker, with an "
+            "image), or, to run commands on this host as this user without isolation, pass "
+            "--run-commands-on-host"
+        )
     message = (
-        f"bubblewrap cannot be used ({reason}); falling back to the 'process' sandbox "
-        "backend: commands are NOT isolated and run on this host as this user, with "
-        "network access and sight of every file this user can read. Install bubblewrap "
-        "(e.g. apt-get install bubblewrap) before running untrusted agents."
+        f"bubblewrap cannot be used ({reason}); as --run-commands-on-host allows, commands "
+        "run with the 'process' sandbox backend: NOT isolated, on this host as this user, "
+        "with network access and sight of every file this user can read. Install "
+        "bubblewrap (e.g. apt-get install bubblewrap) before running untrusted agents."
     )
     _log.warning(message)
     warnings.warn(message, RuntimeWarning, stacklevel=2)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ._answer_keys import answer_key_problem
 from ._yamlsrc import Loc, SourceMap, field_text
 from .checks import Check, StateCheck
 from .errors import Problem
@@ -149,7 +150,7 @@ def _sandbox_problems(
         if problem is not None:
             report.add((*loc, "toolenv"), problem)
     for host, inside in (spec.ro_binds or {}).items():
-        problem = ro_bind_problem(host, inside)
+        problem = ro_bind_problem(host, inside) or answer_key_problem(host, root)
         if problem is not None:
             report.add((*loc, "ro_binds", host), problem)
 
@@ -162,7 +163,7 @@ def suite_problems(config: SuiteConfig, path: Path, source: SourceMap) -> list[P
         report.add(("tasks",), problem)
     if config.sandbox is not None:
         for host, inside in (config.sandbox.ro_binds or {}).items():
-            problem = ro_bind_problem(host, inside)
+            problem = ro_bind_problem(host, inside) or answer_key_problem(host, path.parent)
             if problem is not None:
                 report.add(("sandbox", "ro_binds", host), problem)
     return report.problems

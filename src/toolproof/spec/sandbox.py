@@ -17,22 +17,32 @@ defaults of every task) and in a task file (which overrides field by field)::
           argv: [rm, "-r|-R|--recursive", "/|/workspace|/workspace/.git"]
           message: do not delete the repository
 
-Every sandbox field left out (or null) is inherited: task, then suite, then the
-built-in default in :data:`SANDBOX_DEFAULTS`. A limit of ``0`` turns it off.
+Isolation is the run's decision (invariant 9): a task or suite may ask for a
+stronger sandbox, never a weaker one. :func:`effective_sandbox` is the one place an
+episode's settings are computed, field by field, as the stronger of the run's, the
+suite's and the task's: the smaller of each limit (none above the run's ceiling in
+:data:`RUN_CEILINGS`, none switched off), an isolated backend over ``process``, and
+``process`` only when the person running toolproof said so
+(``--run-commands-on-host``). A limit nobody sets is the default in
+:data:`SANDBOX_DEFAULTS`. The format has no field for the network, seccomp, the
+user, capabilities or writable paths: those are the backend's, never a task's
+(``extra="forbid"`` refuses them).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .patterns import check_pattern
-
-MAX_SECONDS = 7 * 24 * 3600
-"""Longest time a sandbox limit may be (a week); larger ones overflow timers."""
-MAX_MB = 1 << 20
-"""Largest size limit in MiB (1 TiB); larger ones overflow the kernel's limits in bytes."""
 
 SANDBOX_DEFAULTS: dict[str, Any] = {
     "wall_s": 120.0,
@@ -47,6 +57,28 @@ SANDBOX_DEFAULTS: dict[str, Any] = {
 }
 """What a field that neither the task nor the suite sets is."""
 
+RUN_CEILINGS: dict[str, float] = {
+    "wall_s": 3600.0,
+    "cpu_s": 3600.0,
+    "memory_mb": 16384,
+    "pids": 4096,
+    "file_size_mb": 16384,
+    "output_bytes": 64 * 1024 * 1024,
+    "command_time_s": 86400.0,
+    "workspace_mb": 65536,
+}
+"""The run's limits: the most a task or suite may ask for (it may always ask for less).
+
+A value above one, or ``0`` (which would switch the limit off), is refused when the
+file loads; :func:`effective_sandbox` holds to them for settings made in code too.
+"""
+
+UNISOLATED_BACKENDS = frozenset({"process"})
+"""Backends that run commands on the host without isolation (``--run-commands-on-host``)."""
+
+HOST_OPTION = "--run-commands-on-host"
+"""The command-line option by which the person running toolproof allows unisolated commands."""
+
 
 class SandboxSpec(BaseModel):
     """Where and under which limits a task's commands run (``run_command``)."""
@@ -57,8 +89,9 @@ class SandboxSpec(BaseModel):
         None,
         pattern=r"^[a-z][a-z0-9_-]*$",
         description=(
-            "Sandbox backend: bwrap, process (NOT isolated), podman or docker. "
-            "Default: the run's --sandbox (bwrap where it works)."
+            "Sandbox backend: bwrap, podman or docker (isolated), or process (NOT isolated: "
+            "refused unless the run is given --run-commands-on-host). Default: the run's "
+            "--sandbox (bwrap)."
         ),
     )
     image: str | None = Field(
@@ -67,55 +100,56 @@ class SandboxSpec(BaseModel):
     wall_s: float | None = Field(
         None,
         gt=0,
-        le=MAX_SECONDS,
-        description="Longest wall time of one command, in seconds (default 120).",
+        le=RUN_CEILINGS["wall_s"],
+        description="Longest wall time of one command, in seconds (default 120, at most 3600).",
     )
     cpu_s: float | None = Field(
         None,
-        ge=0,
-        le=MAX_SECONDS,
-        description="CPU seconds per process of a command (default 120; 0: no limit).",
+        gt=0,
+        le=RUN_CEILINGS["cpu_s"],
+        description="CPU seconds per process of a command (default 120, at most 3600).",
     )
     memory_mb: int | None = Field(
         None,
-        ge=0,
-        le=MAX_MB,
-        description="Memory of one command in MiB (default 1024; 0: no limit).",
+        gt=0,
+        le=RUN_CEILINGS["memory_mb"],
+        description="Memory of one command in MiB (default 1024, at most 16384).",
     )
     pids: int | None = Field(
         None,
-        ge=0,
-        le=1 << 22,
-        description="Processes of one command at once (default 128; 0: no limit).",
+        gt=0,
+        le=RUN_CEILINGS["pids"],
+        description="Processes of one command at once (default 128, at most 4096).",
     )
     file_size_mb: int | None = Field(
         None,
-        ge=0,
-        le=MAX_MB,
-        description="Largest file a command may write, MiB (default 64; 0: no limit).",
+        gt=0,
+        le=RUN_CEILINGS["file_size_mb"],
+        description="Largest file a command may write, MiB (default 64, at most 16384).",
     )
     output_bytes: int | None = Field(
         None,
         gt=0,
-        le=1 << 30,
-        description="Output kept per command; it is stopped past it (default 1 MB).",
+        le=RUN_CEILINGS["output_bytes"],
+        description="Output kept per command; it is stopped past it (default 1 MB, at most "
+        "64 MiB).",
     )
     command_time_s: float | None = Field(
         None,
-        ge=0,
-        le=MAX_SECONDS,
+        gt=0,
+        le=RUN_CEILINGS["command_time_s"],
         description=(
             "Seconds all commands of an episode may take together; when spent, the episode "
-            "ends with termination resource_limit (default 600; 0: no limit)."
+            "ends with termination resource_limit (default 600, at most 86400)."
         ),
     )
     workspace_mb: int | None = Field(
         None,
-        ge=0,
-        le=MAX_MB,
+        gt=0,
+        le=RUN_CEILINGS["workspace_mb"],
         description=(
             "Size of the workspace, checked after each command; passing it ends the episode "
-            "with termination resource_limit (default 512; 0: no limit)."
+            "with termination resource_limit (default 512, at most 65536)."
         ),
     )
     output_chars: int | None = Field(
@@ -143,6 +177,25 @@ class SandboxSpec(BaseModel):
             "/opt/toolproof-env with its programs on PATH (see docs/lint-suite.md)."
         ),
     )
+
+    @field_validator(*RUN_CEILINGS, mode="before")
+    @classmethod
+    def _no_weaker_limit(cls, value: Any, info: ValidationInfo) -> Any:
+        """A limit may be made stronger, never switched off or raised past the run's."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return value  # the field's own type check says what is wrong
+        ceiling = RUN_CEILINGS[str(info.field_name)]
+        if value == 0:
+            raise ValueError(
+                "0 would switch this limit off, and a task or suite may only make the sandbox "
+                f"stronger; give a limit up to {ceiling:g}, or leave it out for the default"
+            )
+        if value > ceiling:
+            raise ValueError(
+                f"{value:g} is above the run's ceiling of {ceiling:g}; a task or suite may only "
+                f"make the sandbox stronger: ask for at most {ceiling:g}"
+            )
+        return value
 
     def over(self, base: SandboxSpec | None) -> SandboxSpec:
         """These settings where given, ``base``'s elsewhere (``env``, ``ro_binds`` merged)."""
@@ -237,15 +290,71 @@ class PolicySpec(BaseModel):
 
 
 def effective_sandbox(
-    run_backend: str | None, suite: SandboxSpec | None, task: SandboxSpec | None
+    run_backend: str | None,
+    suite: SandboxSpec | None,
+    task: SandboxSpec | None,
+    *,
+    commands_on_host: bool = False,
 ) -> SandboxSpec:
-    """An episode's sandbox settings: the task's, else the suite's, else the run's backend.
+    """An episode's sandbox: the stronger of the run's, the suite's and the task's, per field.
 
-    A task or suite that names a backend needs it (an image for podman, say), so it
-    wins over the run's ``--sandbox``, which is the host's choice for all others.
+    The one place these are combined (invariant 9: a task or suite may ask for a
+    stronger sandbox, never a weaker one):
+
+    * ``backend``: the most specific isolated one named (task, then suite, then the
+      run's ``--sandbox``: a task that needs a container image names its container).
+      Else the run's own ``process`` (the CLI takes it only with
+      ``--run-commands-on-host``); a task's or suite's ``process`` only with
+      ``commands_on_host`` (that option); otherwise None, the host's isolated default
+      (bwrap; where bwrap cannot run, commands fail with the reason, they never fall
+      back to the host).
+    * each limit: the smallest any layer gives, never above :data:`RUN_CEILINGS` and
+      never off (a ``0`` made in code counts as the ceiling); unset, the default.
+    * ``ro_binds`` and ``env``: both layers' (the task's value wins a key); each bind
+      was checked when its file loaded (no host secrets, no answer keys).
+    * ``image``, ``toolenv``, ``output_chars``: the task's, else the suite's (they say
+      what runs and what is shown, not how far it is held).
+
+    Args:
+        run_backend: The run's ``--sandbox`` (None: the host's isolated default). The
+            CLI sets an unisolated one only when given ``--run-commands-on-host``.
+        suite: The suite's settings, if any.
+        task: The task's settings, if any.
+        commands_on_host: The run was given ``--run-commands-on-host``.
     """
-    settings = SandboxSpec(backend=run_backend)
-    for layer in (suite, task):
-        if layer is not None:
-            settings = layer.over(settings)
-    return settings
+    layers = [layer for layer in (task, suite) if layer is not None]  # most specific first
+    named = [b for b in (*(layer.backend for layer in layers), run_backend) if b is not None]
+    isolated = [b for b in named if b not in UNISOLATED_BACKENDS]
+    if isolated:
+        backend: str | None = isolated[0]
+    elif run_backend is not None:  # the run's own decision
+        backend = run_backend
+    else:
+        backend = named[0] if named and commands_on_host else None
+    merged: dict[str, Any] = {"backend": backend}
+    for name, ceiling in RUN_CEILINGS.items():
+        given = [getattr(layer, name) for layer in layers if getattr(layer, name) is not None]
+        held = [ceiling if value == 0 else min(value, ceiling) for value in given]
+        merged[name] = min(held) if held else None
+    for name in ("image", "toolenv", "output_chars"):
+        merged[name] = next((getattr(la, name) for la in layers if getattr(la, name)), None)
+    for name in ("env", "ro_binds"):
+        parts = [getattr(layer, name) for layer in reversed(layers) if getattr(layer, name)]
+        merged[name] = {key: value for part in parts for key, value in part.items()} or None
+    return SandboxSpec.model_validate(merged)
+
+
+def unisolated_problem(spec: SandboxSpec | None, *, commands_on_host: bool) -> str | None:
+    """Why a task's or suite's ``sandbox.backend`` is refused, or None.
+
+    ``process`` runs commands on the host as the harness's user: a task may not ask
+    for it; the person running toolproof may allow it with ``--run-commands-on-host``.
+    """
+    if spec is None or spec.backend not in UNISOLATED_BACKENDS or commands_on_host:
+        return None
+    return (
+        f"{spec.backend!r} runs commands on the host without isolation, and a task or suite "
+        "may only ask for a stronger sandbox, never a weaker one; remove the line (commands "
+        "then run in bwrap), name an isolated backend (bwrap, podman, docker), or, to run "
+        f"it on purpose, pass {HOST_OPTION} to `toolproof run` or `toolproof check-task`"
+    )

@@ -6,6 +6,11 @@ Per episode::
       bridge/  ─ro─▶ /run/toolproof   forward.py, prompt.txt, system_prompt.txt, bN.sock
       workspace/ ─rw─▶ /workspace      the command's own scratch space (not the task's)
 
+A ``bind`` path (or the ``cwd``) that shows answer keys (a suite, a copy or clone of
+toolproof, a git repository holding either, or a directory inside one) is refused before
+any episode (:func:`answer_key_binds`): the sandbox would hand the agent every task file,
+hidden test and reference solution (docs/isolation.md).
+
 The command runs as ``python3 -I /run/toolproof/forward.py SPEC -- /bin/sh -c COMMAND`` in a
 fresh bwrap sandbox (no network but its private loopback, a new environment, the host's
 system directories and the ``bind`` paths read-only, nothing else of the host). The
@@ -29,7 +34,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from toolproof.sandbox import ExecResult, ResourceLimits, Sandbox, SandboxError, get_backend
+from toolproof.sandbox import (
+    ExecResult,
+    ResourceLimits,
+    Sandbox,
+    SandboxError,
+    get_backend,
+    reachable_tmp,
+    sandbox_owner,
+)
+from toolproof.spec._answer_keys import answer_key_problem
 
 INSIDE = "/run/toolproof"
 """The bridge directory inside the sandbox (see ``toolproof.mcp._bridge.INSIDE_DIR``)."""
@@ -75,6 +89,20 @@ def parse_binds(values: Sequence[str], cwd: str | None) -> dict[str, str]:
         host, sep, inside = value.partition(":")
         binds[host] = inside if sep else host
     return binds
+
+
+def answer_key_binds(values: Sequence[str], cwd: str | None) -> list[tuple[str, str]]:
+    """The ``bind`` entries (and ``cwd``) that would show answer keys: (host path, why).
+
+    Every path the person running toolproof asks to bind is checked, wherever it is; the
+    harness's own binds (the bridge directory, an interpreter) are not asked for here.
+    """
+    refused: list[tuple[str, str]] = []
+    for host in parse_binds(values, cwd):
+        problem = answer_key_problem(host)
+        if problem is not None:
+            refused.append((host, problem))
+    return refused
 
 
 def bridged(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -137,8 +165,13 @@ class SandboxedCommand:
     ) -> None:
         self.command = command
         self.limits = limits
+        for host in binds:  # checked before any episode; again here, for direct callers
+            problem = answer_key_problem(host)
+            if problem is not None:
+                raise SandboxError(f"--agent-arg bind: {problem}")
         self.python, python_binds = sandbox_python()
-        self.root = Path(tempfile.mkdtemp(prefix="toolproof-cmd-"))
+        where = reachable_tmp(sandbox_owner())  # a private TMPDIR: a shared /tmp
+        self.root = Path(tempfile.mkdtemp(prefix="toolproof-cmd-", dir=where))
         try:
             self.root.chmod(0o711)  # the sandbox user (a root harness) passes through
             self.bridge_dir = self.root / "bridge"

@@ -435,3 +435,7 @@ def _check_placement(options: CmdOptions) -> None:
             )
     if options.cwd is not None and not Path(options.cwd).is_absolute():
         raise refuse("--agent-arg cwd", f"{options.cwd!r} must be absolute in a sandbox")
+    from ._cmd_sandbox import answer_key_binds  # a suite or a toolproof clone: answer keys
+
+    for host, problem in answer_key_binds(options.bind, options.cwd):
+        raise refuse("--agent-arg cwd" if host == options.cwd else "--agent-arg bind", problem)

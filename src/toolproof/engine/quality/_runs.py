@@ -32,6 +32,8 @@ def run_agent(
     task_ids: Iterable[str] | None = None,
     *,
     parallel: int = 8,
+    commands_on_host: bool = False,
+    sandbox: str | None = None,
 ) -> dict[str, list[EpisodeRecord]]:
     """Run one agent over tasks of a suite for ``epochs`` seeds, in process; records by task.
 
@@ -41,10 +43,18 @@ def run_agent(
         epochs: How many epochs (seeds) per task.
         task_ids: The tasks (default: every task of the suite).
         parallel: Episodes at once.
+        commands_on_host: ``--run-commands-on-host``: commands may run unisolated.
+        sandbox: The run's sandbox backend (None: bwrap).
     """
     ids = list(task_ids) if task_ids is not None else [t.id for t in suite.tasks]
     config = RunConfig(
-        suite=str(suite.root), agent=agent, epochs=epochs, snapshots=False, retries=0
+        suite=str(suite.root),
+        agent=agent,
+        epochs=epochs,
+        snapshots=False,
+        retries=0,
+        run_commands_on_host=commands_on_host,
+        sandbox=sandbox,
     )
     worker = Worker(config, None, suite)
     jobs = [EpisodeJob(t, e) for t in ids for e in range(epochs)]
@@ -64,10 +74,19 @@ def run_agent(
     return out
 
 
-def gate_records(suite: Suite, task_ids: list[str]) -> GateRecords:
-    """Run every agent the gate needs over the given tasks."""
+def gate_records(
+    suite: Suite,
+    task_ids: list[str],
+    *,
+    commands_on_host: bool = False,
+    sandbox: str | None = None,
+) -> GateRecords:
+    """Run every agent the gate needs over the given tasks (``commands_on_host``:
+    ``--run-commands-on-host``, commands may run unisolated; ``sandbox``: the backend)."""
     records = GateRecords()
-    records.by_agent["oracle"] = run_agent(suite, "oracle", ORACLE_EPOCHS, task_ids)
-    for agent in ("noop", "random", *FLAWED):
-        records.by_agent[agent] = run_agent(suite, agent, OTHER_EPOCHS, task_ids)
+    for agent in ("oracle", "noop", "random", *FLAWED):
+        epochs = ORACLE_EPOCHS if agent == "oracle" else OTHER_EPOCHS
+        records.by_agent[agent] = run_agent(
+            suite, agent, epochs, task_ids, commands_on_host=commands_on_host, sandbox=sandbox
+        )
     return records

@@ -37,6 +37,7 @@ from toolproof.sandbox import (
     get_backend,
 )
 from toolproof.spec import SandboxSpec
+from toolproof.spec.sandbox import effective_sandbox
 from toolproof.trajectory import Termination, ToolKind
 
 from ..base import Tool, ToolContext, ToolError, ToolImpl, tool
@@ -62,21 +63,26 @@ _LIMIT_TEXT = {
 
 @functools.cache
 def _host_default() -> str:
-    """``default_backend()`` once per process (it warns when it falls back to process)."""
+    """``default_backend()`` once per process (bwrap; a SandboxError where it cannot run)."""
     return default_backend()
 
 
 def settings_of(ctx: ToolContext) -> SandboxSpec:
-    """The episode's sandbox settings: set by the engine, else the task's, else defaults."""
+    """The episode's sandbox settings: set by the engine, else the task's as
+    ``effective_sandbox`` holds them (never weaker than the run's), else defaults."""
     given = ctx.scratch.get(SETTINGS_KEY)
     if isinstance(given, SandboxSpec):
         return given
     task = ctx.instance.task.sandbox if ctx.instance is not None else None
-    return task or SandboxSpec()
+    return effective_sandbox(None, None, task)
 
 
 def backend_name(settings: SandboxSpec) -> str:
-    """The backend commands run with: the settings' own, else this host's default."""
+    """The backend commands run with: the settings' own, else this host's isolated default.
+
+    Raises:
+        SandboxError: None is named and bwrap cannot run here (the message says why).
+    """
     return settings.backend or _host_default()
 
 
