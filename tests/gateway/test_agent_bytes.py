@@ -382,3 +382,31 @@ def test_a_connection_that_sends_nothing_is_closed_after_the_idle_timeout() -> N
         sock.close()
     finally:
         gw.stop()
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"GARBAGE\r\n\r\n",
+        b"POST /e/x/openai/v1/chat/completions HTTP/1.1\r\nContent-Length: nope\r\n\r\n",
+        b"POST /e/x HTTP/1.1\r\nHost: x\r\n" + b"X-Long: " + b"a" * 100_000 + b"\r\n\r\n",
+        b"\x00\xff\xfe\r\n\r\n",
+    ],
+)
+def test_garbage_on_the_wire_gets_a_400_and_no_output(
+    gateway: ModelGateway, capfd: pytest.CaptureFixture[str], garbage: bytes
+) -> None:
+    port = int(gateway.base.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        try:
+            sock.sendall(garbage)
+            head = sock.recv(100)
+        except ConnectionResetError:  # the gateway may close before reading it all
+            head = b""
+    assert head == b"" or head.startswith(b"HTTP/1.1 4")
+    with ModelServer([ScriptedReply("still served", usage=(1, 1))]) as server:
+        link = gateway.open(route_to(server), epoch=0)
+        assert chat(link).choices[0].message.content == "still served"
+        gateway.close(link)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Invalid HTTP" not in err

@@ -273,3 +273,18 @@ def test_property_no_encoding_of_a_generated_secret_survives(
     scrubbed = Scrubber([secret])(seen)
     assert b"<redacted>" in scrubbed
     assert leaks(scrubbed, secret) == []
+
+
+def test_the_proxys_own_failure_is_infra_and_prints_no_traceback(
+    replaying: EgressProxy, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.tools.toolkits.live import LiveInfraError
+
+    def broken(key: str) -> Any:
+        raise RuntimeError("a bug in the proxy")
+
+    monkeypatch.setattr(replaying.cassette, "lookup", broken)
+    with pytest.raises(LiveInfraError, match="the egress proxy failed: RuntimeError"):
+        http_get(context(), f"http://{HOST}/data")
+    assert replaying.log[-1]["outcome"].startswith("proxy failed")
+    assert "Traceback" not in capfd.readouterr().err

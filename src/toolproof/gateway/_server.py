@@ -120,7 +120,7 @@ class ModelGateway:
         config = uvicorn.Config(
             self._app(),
             log_config=None,
-            log_level=None,
+            log_level="error",  # not a line per garbage request an agent sends (as mcp's)
             access_log=False,
             lifespan="off",
             loop="asyncio",

@@ -146,7 +146,7 @@ class EgressProxy:
     def start(self) -> EgressProxy:
         """Listen on a free loopback port and serve in a daemon thread."""
         handler = type("Handler", (_Handler,), {"proxy": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="toolproof-egress", daemon=True
@@ -334,6 +334,15 @@ def _answer(status: int, verdict: str, text: str) -> tuple[int, dict[str, str], 
     )
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Threads per connection; a client that goes away mid-answer prints no traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: the exchanges that were answered are in the proxy's log."""
+
+
 class _Handler(BaseHTTPRequestHandler):
     proxy: EgressProxy
     protocol_version = "HTTP/1.1"
@@ -353,7 +362,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         else:
             data = self.rfile.read(length) if length else b""
-            status, out, body = self.proxy.handle(self.command, self.path, headers, data)
+            try:
+                status, out, body = self.proxy.handle(self.command, self.path, headers, data)
+            except Exception as exc:  # the proxy's own failure: answered, never a traceback
+                self.proxy._note(self.command, self.path[:200], f"proxy failed: {exc!r}"[:300])
+                status, out, body = _answer(
+                    500, "infra", f"the egress proxy failed: {type(exc).__name__}"
+                )
         self.send_response(status)
         for key, value in out.items():
             self.send_header(key, value)
