@@ -1,0 +1,94 @@
+"""A ``cmd:`` agent's binds never show answer keys (docs/isolation.md).
+
+A directory bound into the agent's sandbox (``--agent-arg bind``, or its ``cwd``) that
+holds a suite, a clone of toolproof (its ``.git`` has every task file, hidden test and
+reference solution in its history) or lies inside toolproof's package is refused before
+any episode, with the option and the fix; the sandboxed command refuses it again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp", reason="needs pip install 'toolproof[mcp]'")
+
+import toolproof
+from toolproof.agents import build_agent, parse_agent_spec
+from toolproof.agents.adapters._cmd_sandbox import SandboxedCommand, answer_key_binds
+from toolproof.sandbox import ResourceLimits, SandboxError
+from toolproof.spec import SpecError
+
+
+def _clone(root: Path) -> Path:
+    """A git repository laid out like a clone of toolproof."""
+    suite = root / "src" / "toolproof" / "suites" / "core"
+    suite.mkdir(parents=True)
+    (suite / "suite.yaml").write_text("name: core\n")
+    (suite / "tasks").mkdir()
+    (suite / "tasks" / "stock.yaml").write_text("solution: {answer: '7'}\n")
+    (root / "agent").mkdir()
+    (root / "agent" / "main.py").write_text("print('hi')\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _refused(options: dict[str, str]) -> tuple[str, str]:
+    with pytest.raises(SpecError) as refused:
+        build_agent(parse_agent_spec("cmd:true", options))
+    (problem,) = refused.value.problems
+    return problem.field or "", problem.message
+
+
+@pytest.mark.parametrize(
+    "which", ["the-clone", "its-parent", "its-suites", "a-bare-suite", "the-package"]
+)
+def test_a_bind_that_shows_answer_keys_is_refused(tmp_path: Path, which: str) -> None:
+    clone = _clone(tmp_path / "work" / "toolproof")
+    bare = tmp_path / "suites" / "mine"
+    bare.mkdir(parents=True)
+    (bare / "suite.yaml").write_text("name: mine\n")
+    host = {
+        "the-clone": clone,
+        "its-parent": tmp_path / "work",
+        "its-suites": clone / "src" / "toolproof" / "suites",
+        "a-bare-suite": tmp_path / "suites",
+        "the-package": Path(toolproof.__file__).parent / "suites",
+    }[which]
+    field, message = _refused({"bind": f"{host}:/opt/agent"})
+    assert field == "--agent-arg bind"
+    assert "answer keys" in message and "bind a directory" in message
+
+
+def test_the_cwd_is_checked_too(tmp_path: Path) -> None:
+    clone = _clone(tmp_path / "toolproof")
+    field, message = _refused({"cwd": str(clone)})
+    assert field == "--agent-arg cwd" and "git repository" in message
+
+
+def test_the_running_checkout_is_refused_when_it_is_a_clone() -> None:
+    checkout = Path(toolproof.__file__).resolve().parents[2]
+    if not (checkout / ".git").exists():
+        pytest.skip("toolproof is installed, not run from a clone")
+    field, message = _refused({"bind": str(checkout)})
+    assert field == "--agent-arg bind" and "answer keys" in message
+
+
+def test_an_agent_directory_without_answer_keys_may_be_bound(tmp_path: Path) -> None:
+    """Also one inside a clone, outside its suites and source (it shows neither)."""
+    clone = _clone(tmp_path / "toolproof")
+    plain = tmp_path / "my-agent"
+    plain.mkdir()
+    (plain / "main.py").write_text("print('hi')\n")
+    for host in (plain, clone / "agent"):
+        assert answer_key_binds([f"{host}:/opt/agent"], None) == []
+        assert callable(build_agent(parse_agent_spec("cmd:true", {"bind": str(host)})))
+
+
+def test_the_sandboxed_command_refuses_it_again(tmp_path: Path) -> None:
+    """Past the run's check (a direct caller): no sandbox is made, nothing runs."""
+    clone = _clone(tmp_path / "toolproof")
+    with pytest.raises(SandboxError, match="answer keys"):
+        SandboxedCommand("true", {str(clone): "/opt/agent"}, ResourceLimits(), "bwrap")
