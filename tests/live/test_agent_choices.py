@@ -288,3 +288,28 @@ def test_the_proxys_own_failure_is_infra_and_prints_no_traceback(
         http_get(context(), f"http://{HOST}/data")
     assert replaying.log[-1]["outcome"].startswith("proxy failed")
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_listed_host_that_does_not_resolve_is_an_outage_not_the_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket as socket_module
+
+    from toolproof.live import _policy
+    from toolproof.tools.toolkits.live import LiveInfraError
+
+    real = socket_module.getaddrinfo
+
+    def no_dns(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == HOST:
+            raise socket_module.gaierror(-2, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(_policy.socket, "getaddrinfo", no_dns)
+    access = {"t1": TaskAccess(SPEC, {"TEST_KEY": ODD_SECRET})}
+    with (
+        EgressProxy(access, mode="record", record_to=tmp_path / "c.yaml") as started,
+        use_egress(started.url, started.token),
+        pytest.raises(LiveInfraError, match="cannot resolve"),
+    ):
+        http_get(context(), f"http://{HOST}/data")

@@ -96,8 +96,9 @@ def public_address(host: str, port: int) -> str:
     """Resolve a host and return one address, refusing non-public ones.
 
     Raises:
-        Refused: the name does not resolve, or resolves to a private, loopback,
-            link-local or otherwise non-global address.
+        Refused: (502) the name does not resolve: the host is on the task's list, so that is
+            an outage the proxy witnessed (``infra``), not the agent's doing; (403) it
+            resolves to a private, loopback, link-local or otherwise non-global address.
     """
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)

@@ -218,8 +218,10 @@ class EgressProxy:
             try:
                 response = self._forward(method, url, target, headers, body, access)
             except Refused as exc:
-                self._note(method, shown, f"refused: {exc}")
-                return _answer(exc.status, "refused", access.scrub_text(str(exc)))
+                # 502: a listed host that does not resolve, an outage the proxy witnessed
+                verdict = "infra" if exc.status == 502 else "refused"
+                self._note(method, shown, f"{verdict}: {exc}")
+                return _answer(exc.status, verdict, access.scrub_text(str(exc)))
             except (OSError, http.client.HTTPException) as exc:  # witnessed by the proxy
                 self._note(method, shown, "upstream failed")
                 text = f"{method.upper()} {shown} failed: {type(exc).__name__}: {exc}"
