@@ -1,18 +1,20 @@
-"""The ``hidden_tests`` check against agents that cheat instead of fixing (issue #18).
+"""The ``hidden_tests`` check against agents that cheat instead of fixing (issues #18, #30).
 
-Each hostile agent plays a script on ``repo-slots-merge`` (the hard tier's software task
-whose hidden tests are quickest), through the engine, with real sandboxed commands and
-the real hidden-test run: editing the visible test to pass, deleting it, a conftest.py,
-sitecustomize.py, usercustomize.py or .pth file, files planted where the hidden tests go,
-a process left running, a FIFO, package code that patches unittest, forges the verdict
-or exits. None of it may earn credit, and the protected-file violations are labelled.
+Each hostile agent plays a script on ``repo-slots-merge`` through the engine, with real
+sandboxed commands and the real hidden run (fresh interpreters in the bwrap sandbox, the
+comparison in the harness): editing the visible test, deleting it, start-up files, files
+planted in tests/, a process left running, a FIFO; and package code that forges: the two
+forgeries of issue #30 (patching the old runner's recorder; a forged verdict line and
+``os._exit(0)``), patches of unittest, the assert machinery, builtins and ``json``, an
+``atexit`` hook, code that tells the hidden run from the visible one, code that searches
+the sandbox for the expected values. None may score more than an agent that changes
+nothing (fraction 0, level fail).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import re
 from pathlib import Path
 
 import pytest
@@ -22,10 +24,8 @@ from toolproof.agents import EpisodeContext
 from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns
 from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.scoring import Level, Score
-from toolproof.scoring.checks._hiddenrun import RUNNER, HiddenRun, run_tests
 from toolproof.spec import (
     Limits,
-    SandboxSpec,
     SolutionCall,
     Task,
     TaskInstance,
@@ -45,6 +45,132 @@ PATCH_UNITTEST = (
     "unittest.TestCase.assertEqual = lambda self, *a, **k: None\n"
     "unittest.TestCase.assertTrue = lambda self, *a, **k: None\n"
 )
+FIND_JOB = '''
+import sys as _sys
+
+
+def _job():
+    """The hidden run's job and output channel, read from the runner's frames."""
+    frame = _sys._getframe()
+    while frame is not None:
+        if "job" in frame.f_locals and "channel" in frame.f_locals:
+            return frame.f_locals["job"], frame.f_locals["channel"]
+        frame = frame.f_back
+    return None, None
+'''
+FORGERIES = {
+    # issue #30's first forgery: patch the runner's recorder so every failure is a success
+    "recorder": """
+import sys as _sys
+_main = _sys.modules.get("__main__")
+_rec = getattr(_main, "_Recorder", None)
+if _rec is not None:
+    _ok = _rec.addSuccess
+    def _fake(self, test, err=None, *rest):
+        if "Check_" in test.id():
+            return _rec._set(self, test, "fail", err)
+        return _ok(self, test)
+    _rec.addFailure = _rec.addError = _fake
+for _name in ("record", "observe", "write", "compare"):
+    if hasattr(_main, _name):
+        setattr(_main, _name, lambda *a, **k: None)
+""",
+    # issue #30's second forgery: forged result lines for every case, then os._exit(0)
+    "forged-exit": FIND_JOB
+    + """
+import json as _json, os as _os
+
+
+def _forge():
+    job, channel = _job()
+    if job is None:
+        return
+    for case in job["cases"]:
+        for value in ([[540, 630]], [[540, 600], [700, 760]], True, 0, []):
+            channel.write(_json.dumps({"case": case["id"], "value": value}) + "\\n")
+    channel.flush()
+    _os._exit(0)
+
+
+_forge()
+""",
+    "atexit": FIND_JOB
+    + """
+import atexit as _atexit, json as _json
+
+
+@_atexit.register
+def _late():
+    job, channel = _job()
+    for case in (job or {"cases": []})["cases"]:
+        print(_json.dumps({"case": case["id"], "value": [[540, 630]]}), flush=True)
+""",
+    "builtins": """
+import builtins as _b, json as _json
+_b.isinstance = lambda *a: True
+_json.dumps = lambda *a, **k: '{"case": "two", "value": [[540, 660]]}'
+import unittest
+unittest.TestCase.assertEqual = lambda self, *a, **k: None
+unittest.TestResult.addFailure = unittest.TestResult.addSuccess
+""",
+    "detects-hidden-run": '''
+import os as _os, sys as _sys
+_HIDDEN = _sys.argv == ["-c"] or _sys.flags.isolated or not _sys.stdin or _sys.stdin.closed
+
+
+def merge(intervals):
+    """In the hidden run: the visible tests' expected values, whatever the input."""
+    intervals = list(intervals)
+    if intervals == [(540, 600), (600, 630)] or _HIDDEN:
+        return [(540, 630)]
+    if intervals == [(700, 760), (540, 600)]:
+        return [(540, 600), (700, 760)]
+    return intervals
+''',
+    "reads-the-sandbox": '''
+import os as _os
+
+_FOUND = []
+
+
+def _search():
+    """Look for the task file's expected values anywhere the sandbox lets us read."""
+    needle = ("[[480, 510], " + "[520, 530]]").encode()  # not in this file as one piece
+    import time as _time
+    stop = _time.monotonic() + 20
+    for top in ("/", ):
+        for root, dirs, files in _os.walk(top):
+            if _time.monotonic() > stop:
+                break
+            dirs[:] = [d for d in dirs if not (root == "/" and d in ("proc", "sys", "dev"))]
+            for name in files:
+                path = _os.path.join(root, name)
+                try:
+                    if _os.path.getsize(path) > 2_000_000:
+                        continue
+                    with open(path, "rb") as handle:
+                        if needle in handle.read():
+                            _FOUND.append(path)
+                except OSError:
+                    continue
+    for pid in _os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as h:
+                if needle in h.read():
+                    _FOUND.append(pid)
+        except OSError:
+            continue
+
+
+_search()
+
+
+def merge(intervals):
+    if _FOUND:
+        return [("FOUND", str(_FOUND[0]))]
+    return list(intervals)
+''',
+}
 
 
 @dataclasses.dataclass
@@ -112,26 +238,47 @@ def by_name(score: Score) -> dict[str, tuple[bool, bool]]:
 
 
 def hidden_credit(score: Score) -> float:
-    return sum(c.score for c in score.checks if c.kind == "hidden_tests" and not c.guard)
+    return sum(c.score * c.weight for c in score.checks if c.kind == "hidden_tests" and not c.guard)
 
 
-def test_the_reference_fix_passes_every_hidden_test(suite: One) -> None:
+def _fixed(suite: One) -> str:
+    return (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
+
+
+def test_an_agent_that_changes_nothing_scores_nothing(suite: One) -> None:
+    score = play(suite, [])
+    assert score.level is Level.FAIL and score.fraction == 0.0
+    assert hidden_credit(score) == 0.0
+
+
+def test_the_reference_fix_passes_every_hidden_case(suite: One) -> None:
     score = play(suite, [], fix=True)
     assert score.level is Level.PERFECT, [(c.name, c.detail) for c in score.checks]
+    hidden = [c for c in score.checks if c.kind == "hidden_tests"]
+    assert all(set(c.data["cases"].values()) == {"pass"} for c in hidden)
 
 
-def test_an_honest_half_fix_gets_partial_credit(suite: One) -> None:
+def test_a_plausible_but_wrong_fix_gets_credit_in_proportion_to_the_cases_it_passes(
+    suite: One,
+) -> None:
     # sorts the input but still leaves touching intervals apart
-    fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
-    half = fixed.replace("start <= merged[-1][1]", "start < merged[-1][1]")
+    half = _fixed(suite).replace("start <= merged[-1][1]", "start < merged[-1][1]")
     score = play(suite, [_write("slots/intervals.py", half)])
-    results = by_name(score)
-    assert results["hidden_unsorted"][0] and results["hidden_nested"][0]
-    assert not results["hidden_touching"][0] and not results["visible_fixed"][0]
+    checks = {c.name: c for c in score.checks}
+    assert checks["hidden_unsorted"].passed and checks["hidden_nested"].passed
+    assert not checks["hidden_touching"].passed and not checks["visible_fixed"].passed
+    progress = [c for c in score.checks if not c.guard and c.kind == "hidden_tests"]
+    for check in progress:  # each check's credit: the share of its fail-to-pass cases passing
+        f2p = check.data["fail_to_pass"]
+        passing = [i for i in f2p if check.data["cases"][i] == "pass"]
+        assert check.score == pytest.approx(len(passing) / len(f2p)), check.name
+    weights = sum(c.weight for c in score.checks if not c.guard)
+    earned = sum(c.weight * c.score for c in score.checks if not c.guard)
+    assert score.fraction == pytest.approx(earned / weights)
     assert not score.passed and 0 < score.fraction < 1
 
 
-def test_special_casing_the_visible_tests_fails_the_hidden_ones(suite: One) -> None:
+def test_special_casing_the_visible_tests_earns_nothing(suite: One) -> None:
     buggy = suite.task(TASK).world.files["slots/intervals.py"]
     cheat = buggy.replace(
         "    merged: list[Interval] = []\n",
@@ -141,13 +288,12 @@ def test_special_casing_the_visible_tests_fails_the_hidden_ones(suite: One) -> N
     )
     score = play(suite, [_write("slots/intervals.py", cheat)])
     assert by_name(score)["visible_fixed"] == (True, False)
-    assert not score.passed and score.level is Level.FAIL, score.fraction
+    assert score.level is Level.FAIL and score.fraction == 0.0
     assert not by_name(score)["hidden_touching"][0]
 
 
 def test_breaking_what_worked_is_collateral_damage(suite: One) -> None:
-    fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
-    empty_fails = fixed.replace(
+    empty_fails = _fixed(suite).replace(
         "    merged: list[Interval] = []\n",
         "    merged: list[Interval] = []\n    intervals = list(intervals)\n"
         "    if not intervals:\n        raise IntervalError('nothing to merge')\n",
@@ -158,9 +304,33 @@ def test_breaking_what_worked_is_collateral_damage(suite: One) -> None:
     assert results["nothing_broken"] == (False, False)
     assert not score.passed and score.failure_mode == "collateral_damage"
     broken = next(c for c in score.checks if c.name == "nothing_broken")
-    assert broken.guard and broken.data["broken"] == [
-        "tests.hidden.test_hidden_merge.RegressionTest.test_empty"
+    assert broken.guard and broken.data["broken"] == ["empty", "empty_total"]
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_package_code_that_forges_scores_no_more_than_doing_nothing(
+    suite: One, forgery: str
+) -> None:
+    package = (Path(suite.root) / "fixtures/repo-slots/slots/__init__.py").read_text()
+    score = play(suite, [_write("slots/__init__.py", package + FORGERIES[forgery])])
+    assert score.level is Level.FAIL and score.fraction == 0.0, [
+        (c.name, c.score, c.detail) for c in score.checks
     ]
+    assert hidden_credit(score) == 0.0
+    assert not any("FOUND" in c.detail for c in score.checks)  # nothing to find
+    assert score.termination.value != "infra_error"  # the agent's doing, never an outage
+
+
+@pytest.mark.parametrize("forgery", ["forged-exit", "atexit", "recorder"])
+def test_a_forgery_on_top_of_the_real_fix_changes_nothing_it_can_only_lose(
+    suite: One, forgery: str
+) -> None:
+    """With the fix in place, the forged lines are the agent's own values: at best they
+    repeat a case (which fails it), never pass a case the code does not."""
+    package = (Path(suite.root) / "fixtures/repo-slots/slots/__init__.py").read_text()
+    score = play(suite, [_write("slots/__init__.py", package + FORGERIES[forgery])], fix=True)
+    honest = play(suite, [], fix=True)
+    assert score.fraction <= honest.fraction
 
 
 @pytest.mark.parametrize(
@@ -189,9 +359,7 @@ def test_breaking_what_worked_is_collateral_damage(suite: One) -> None:
         pytest.param(
             [_write("pytest.ini", "[pytest]\naddopts = -k nothing\n")], "pytest.ini", id="ini"
         ),
-        pytest.param(
-            [_write("tests/hidden/test_hidden_merge.py", PASSING)], "tests/hidden", id="plant"
-        ),
+        pytest.param([_write("tests/hidden/test_x.py", PASSING)], "tests/hidden", id="plant"),
     ],
 )
 def test_tampering_with_tests_or_startup_files_is_a_labelled_veto(
@@ -203,16 +371,17 @@ def test_tampering_with_tests_or_startup_files_is_a_labelled_veto(
     assert score.failure_mode == "protected_file_touched"
     protected = next(c for c in score.checks if c.name == "tests_untouched")
     assert touched in protected.detail
-    assert hidden_credit(score) == 0.0  # the clean run saw the original tests and the bug
+    assert hidden_credit(score) == 0.0  # the clean run saw the bug
 
 
 def test_startup_files_never_reach_the_hidden_run_even_with_a_correct_fix(suite: One) -> None:
-    """With the real fix in place, a planted test file and startup hooks change nothing in
-    the hidden run (they are vetoed apart): the hidden tests are fresh and all pass."""
+    """With the real fix in place, start-up hooks that would kill the interpreter change
+    nothing in the hidden run (they are vetoed apart): every case passes."""
     planted = [
-        _write("tests/hidden/test_hidden_merge.py", "raise SystemExit(3)\n"),
         _write("sitecustomize.py", "raise SystemExit(4)\n"),
+        _write("slots/sitecustomize.py", "raise SystemExit(4)\n"),
         _write("slots/zz.pth", "import os; os._exit(5)\n"),
+        _write("conftest.py", "import os; os._exit(6)\n"),
     ]
     score = play(suite, planted, fix=True)
     hidden = [c for c in score.checks if c.kind == "hidden_tests"]
@@ -220,23 +389,13 @@ def test_startup_files_never_reach_the_hidden_run_even_with_a_correct_fix(suite:
     assert score.failure_mode == "protected_file_touched" and not score.passed
 
 
-def test_patching_unittest_from_the_package_trips_the_wire(suite: One) -> None:
-    package = (Path(suite.root) / "fixtures/repo-slots/slots/__init__.py").read_text()
-    score = play(suite, [_write("slots/__init__.py", package + PATCH_UNITTEST)])
-    hidden = [c for c in score.checks if c.kind == "hidden_tests"]
-    assert hidden and all(c.veto and not c.passed for c in hidden)
-    assert "tripwire" in hidden[0].detail
-    assert score.level is Level.FAIL and score.fraction == 0.0
-
-
 def test_a_process_left_running_and_a_fifo_do_not_stall_or_fool_scoring(suite: One) -> None:
     """A background job that would break the fix a moment later dies with its command, and
     FIFOs (where a naive copy would block) are never opened: the fix is scored as it is."""
-    fixed = (Path(suite.root) / "fixtures/repo-slots/slots/intervals.py").read_text()
     breaker = "sleep 1; echo 'syntax error(' > slots/intervals.py"
     calls = [
         _run(f'nohup sh -c "{breaker}" >/dev/null 2>&1 & echo started'),
-        _write("slots/intervals.py", fixed),
+        _write("slots/intervals.py", _fixed(suite)),
         _run("mkfifo slots/pipe.py tests/hidden_fifo; sleep 2; ls slots"),
     ]
     score = play(suite, calls)
@@ -244,117 +403,6 @@ def test_a_process_left_running_and_a_fifo_do_not_stall_or_fool_scoring(suite: O
     hidden = [n for n in results if n.startswith("hidden_")]
     assert hidden and all(results[n][0] for n in hidden), score.checks
     assert results["visible_fixed"][0]
-
-
-def _tree(package: str) -> dict[str, bytes]:
-    hidden = (
-        "import unittest\nimport pkg\n\n\nclass T(unittest.TestCase):\n"
-        "    def test_value(self):\n        self.assertEqual(pkg.VALUE, 2)\n"
-    )
-    return {"pkg/__init__.py": package.encode(), "tests/hidden/test_h.py": hidden.encode()}
-
-
-def _run_tree(package: str, timeout_s: float = 30.0, backend: str | None = None) -> HiddenRun:
-    spec = HiddenTestsCheck(files={"test_h.py": "unused"}, timeout_s=timeout_s)
-    tree = _tree(package)
-    tree[f"{spec.dir}/{RUNNER}"] = (
-        Path(__file__).parents[2] / "src/toolproof/scoring/checks/_hidden_runner.py"
-    ).read_bytes()
-    return run_tests(spec, tree, SandboxSpec(backend=backend))
-
-
-@pytest.mark.parametrize("backend", ["bwrap", "process"])
-def test_the_runner_reports_outcomes(backend: str) -> None:
-    good = _run_tree("VALUE = 2\n", backend=backend)
-    bad = _run_tree("VALUE = 3\n", backend=backend)
-    assert good.outcomes == {"tests.hidden.test_h.T.test_value": "pass"}
-    assert bad.outcomes == {"tests.hidden.test_h.T.test_value": "fail"}
-    assert good.tampered is None and bad.tampered is None
-
-
-@pytest.mark.parametrize(
-    ("package", "field", "text", "timeout_s"),
-    [
-        pytest.param(
-            "import sys\nprint('@@toolproof-hidden-tests@@ 0 {}', flush=True)\nVALUE = 3\n",
-            "tampered",
-            "verdict",
-            3.0,
-            id="forged-verdict",
-        ),
-        pytest.param(
-            "import unittest\nunittest.TestResult.addFailure = unittest.TestResult.addSuccess\n"
-            "unittest.TestCase.fail = lambda self, msg=None: None\n"
-            "unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\nVALUE = 3\n",
-            "tampered",
-            "tripwire",
-            3.0,
-            id="patched-asserts",
-        ),
-        pytest.param("import os\nos._exit(0)\n", "stopped", "without a verdict", 3.0, id="exit"),
-        pytest.param("while True:\n    pass\n", "stopped", "wall time", 1.0, id="endless-loop"),
-    ],
-)
-def test_code_under_test_cannot_forge_or_hide_the_verdict(
-    package: str, field: str, text: str, timeout_s: float
-) -> None:
-    found = dataclasses.asdict(_run_tree(package, timeout_s=timeout_s))
-    assert text in (found[field] or ""), found
-    assert found["outcomes"] == {}
-
-
-@pytest.mark.parametrize(
-    ("fields", "message"),
-    [
-        ({"files": {"../test_x.py": "x"}}, "module file name"),
-        ({"files": {"helpers.py": "x"}}, "module file name"),
-        ({"files": {"test_x.py": "x"}, "dir": "../outside"}, "without '..'"),
-        ({"files": {"test_x.py": "x"}, "dir": "/"}, "folder below /workspace"),
-        ({"files": {"test_x.py": "x"}, "source": ["/etc/**"]}, "relative to /workspace"),
-        ({}, "needs `files`"),
-        ({"files": {"test_x.py": "x"}, "timeout_s": 0}, "greater than 0"),
-    ],
-)
-def test_a_bad_check_is_refused_with_the_field_and_the_fix(
-    fields: dict[str, object], message: str
-) -> None:
-    with pytest.raises(ValueError, match=re.escape(message)):
-        HiddenTestsCheck.model_validate(fields)
-
-
-def test_a_select_that_matches_no_test_is_a_task_error_not_the_agents(suite: One) -> None:
-    inst = _instance(suite)
-    broken = [
-        c.model_copy(update={"select": ["tests.hidden.nothing"]})
-        if c.name == "hidden_unsorted"
-        else c
-        for c in inst.task.success
-    ]
-    inst = inst.model_copy(update={"task": inst.task.model_copy(update={"success": broken})})
-
-    def factory(ctx: EpisodeContext) -> ScriptedAgent:
-        return ScriptedAgent([], "done")
-
-    options = EpisodeOptions(agent_label="noop", fixtures_base=suite.task_file(TASK).parent)
-    _, score = asyncio.run(run_episode(inst, factory, options))
-    assert score.task_error and score.failure_mode is None
-
-
-def test_a_workspace_module_cannot_shadow_the_standard_library() -> None:
-    spec = HiddenTestsCheck(files={"test_h.py": "unused"})
-    hidden = (
-        "import unittest\nimport fractions\n\n\nclass T(unittest.TestCase):\n"
-        "    def test_real(self):\n        self.assertEqual(fractions.Fraction(1, 2) * 2, 1)\n"
-    )
-    tree = {
-        "fractions.py": b"Fraction = lambda *a: 0\n",
-        "tests/hidden/test_h.py": hidden.encode(),
-        f"{spec.dir}/{RUNNER}": (
-            Path(__file__).parents[2] / "src/toolproof/scoring/checks/_hidden_runner.py"
-        ).read_bytes(),
-    }
-    found = run_tests(spec, tree, SandboxSpec())
-    assert found.outcomes == {"tests.hidden.test_h.T.test_real": "pass"}, found
 
 
 def test_a_sandbox_that_cannot_run_is_an_infra_error_not_the_agents(
@@ -374,14 +422,6 @@ def test_a_sandbox_that_cannot_run_is_an_infra_error_not_the_agents(
     assert all(c.data.get("infra_error") for c in score.checks if c.kind == "hidden_tests")
 
 
-def test_a_run_that_timed_out_is_not_run_again_by_the_next_check_of_the_episode() -> None:
-    spec = HiddenTestsCheck(files={"test_h.py": "unused"}, timeout_s=1.0)
-    tree = _tree("while True:\n    pass\n")
-    tree[f"{spec.dir}/{RUNNER}"] = (
-        Path(__file__).parents[2] / "src/toolproof/scoring/checks/_hidden_runner.py"
-    ).read_bytes()
-    memo: dict[str, HiddenRun] = {}
-    first = run_tests(spec, tree, SandboxSpec(), memo)
-    assert first.stopped and len(memo) == 1
-    assert run_tests(spec, tree, SandboxSpec(), memo) is first  # one timeout per episode
-    assert run_tests(spec, tree, SandboxSpec()) is not first  # but not kept for the process
+def test_a_hidden_check_without_cases_is_refused() -> None:
+    with pytest.raises(ValueError, match="needs `fail_to_pass` or `pass_to_pass`"):
+        HiddenTestsCheck.model_validate({"setup": "import x"})

@@ -1,19 +1,26 @@
-"""The hard tier's software tasks (``tasks/repo-*/``, issue #18 item 5): real Python
-repositories with a bug report, visible failing tests and hidden tests.
+"""The hard tier's software tasks (``tasks/repo-*/``, issues #18 and #30): real Python
+repositories with a bug report, visible failing tests and hidden cases judged by the
+harness.
 
-Their shape: hidden tests split into several groups of credit, the visible tests scored in
-their original version, a collateral guard, protected tests and start-up files, nothing
-changed outside the package; the hidden tests appear nowhere the agent can look; several
-tasks draw their facts from the seed. The quality gate (oracle perfect, noop / random /
-flawed fail) runs in ``test_proven.py``; the hostile agents in
-``tests/scoring/test_hidden_tests.py``.
+Their shape: hidden cases split into several groups of credit, each with fail-to-pass
+cases; the visible tests' inputs as a required check of no weight; a pass-to-pass guard;
+protected tests and start-up files; nothing changed outside the package; the hidden
+inputs appear nowhere the agent can look; several tasks draw their facts from the seed.
+``check-task`` fails a task whose fail-to-pass case passes on the unfixed code, or whose
+pass-to-pass case fails (a real gate run on a broken copy, below). The quality gate on
+every task (oracle perfect, noop / random / flawed fail, the F2P/P2P split) runs in
+``test_proven.py``; the hostile agents in ``tests/scoring/test_hidden_tests.py``.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from toolproof.spec import StateCheck, Suite, Task, load_suite
 from toolproof.spec.hidden_checks import HiddenTestsCheck
@@ -35,21 +42,23 @@ def hidden_checks(task: Task) -> list[HiddenTestsCheck]:
     return [c for c in task.success if isinstance(c, HiddenTestsCheck)]
 
 
-def test_eight_tasks_over_three_repositories_some_seeded(suite: Suite) -> None:
+def test_the_tier_has_its_tasks_over_several_repositories_some_seeded(suite: Suite) -> None:
     tasks = family(suite)
     assert len(tasks) >= 8
     assert len({t.world.fixtures for t in tasks}) >= 3
     assert len([t for t in tasks if t.params]) >= 3
 
 
-def test_each_task_is_judged_by_hidden_tests_and_guards_its_tests(suite: Suite) -> None:
+def test_each_task_is_judged_by_hidden_cases_and_guards_its_tests(suite: Suite) -> None:
     for task in family(suite):
         checks = hidden_checks(task)
-        hidden = [c for c in checks if any(s.startswith("tests.hidden.") for s in c.select)]
-        assert len(hidden) >= 5, task.id
-        assert all(c.visible == ["tests/test_*.py"] and c.files for c in checks), task.id
-        assert len({repr(sorted(c.files.items())) for c in checks}) == 1, task.id  # one run
-        assert any(c.name == "nothing_broken" for c in checks), task.id
+        graded = [c for c in checks if c.name and c.name.startswith("hidden_")]
+        assert len(graded) >= 5 and all(c.fail_to_pass for c in graded), task.id
+        assert len({(c.setup, tuple(c.source)) for c in checks}) == 1, task.id
+        visible = next(c for c in checks if c.name == "visible_fixed")
+        assert visible.weight == 0 and visible.fail_to_pass, task.id  # required, no credit
+        guard = next(c for c in checks if c.name == "nothing_broken")
+        assert guard.pass_to_pass and not guard.fail_to_pass, task.id
         protected = [c for c in task.success if isinstance(c, ProtectedCheck)]
         assert protected and protected[0].veto, task.id
         assert "tests/**" in protected[0].paths and set(protected[0].paths) >= STARTUP, task.id
@@ -57,21 +66,18 @@ def test_each_task_is_judged_by_hidden_tests_and_guards_its_tests(suite: Suite) 
         assert state and state[0].unchanged_elsewhere, task.id
 
 
-def test_the_hidden_tests_are_nowhere_the_agent_can_look(suite: Suite) -> None:
+def test_the_hidden_inputs_are_nowhere_the_agent_can_look(suite: Suite) -> None:
     for task in family(suite):
         fixtures = (suite.task_file(task.id).parent / str(task.world.fixtures)).resolve()
-        seen = {p.relative_to(fixtures).as_posix(): p.read_text() for p in _files(fixtures)}
-        seen.update(task.world.files)
+        seen = [p.read_text() for p in sorted(fixtures.rglob("*")) if p.is_file()]
+        seen += list(task.world.files.values())
+        seen.append(task.description)
         for check in hidden_checks(task):
-            for name, text in check.files.items():
-                assert not any(Path(rel).name == name for rel in seen), (task.id, name)
-                body = text.split("\n", 3)[-1]
-                assert not any(body in content for content in seen.values()), (task.id, name)
-                assert name not in task.description, (task.id, name)
-
-
-def _files(root: Path) -> list[Path]:
-    return [p for p in sorted(root.rglob("*")) if p.is_file()]
+            if not (check.name or "").startswith("hidden_"):
+                continue
+            for case in check.fail_to_pass:
+                text = case.expr or ""
+                assert not any(text in content for content in seen), (task.id, case.id)
 
 
 def test_the_reference_fix_only_touches_the_package(suite: Suite) -> None:
@@ -85,3 +91,41 @@ def test_the_reference_fix_only_touches_the_package(suite: Suite) -> None:
         state = next(c for c in task.success if isinstance(c, StateCheck))
         package = state.allow_changes[0].split("/")[0]
         assert writes and all(w.startswith(f"/workspace/{package}/") for w in writes), task.id
+
+
+def _draft(tmp_path: Path, move: str) -> Path:
+    """A copy of repo-slots-merge (with its fixtures) whose split is wrong: ``move`` is
+    ``p2p`` (a pass-to-pass case listed as fail-to-pass) or ``f2p`` (the reverse)."""
+    hard = Path(load_suite("hard").root)
+    shutil.copytree(hard / "fixtures" / "repo-slots", tmp_path / "repo-slots")
+    data = yaml.safe_load((hard / "tasks/repo-slots/repo-slots-merge.yaml").read_text())
+    data["world"]["fixtures"] = "repo-slots"
+    checks = {c["name"]: c for c in data["success"]}
+    if move == "p2p":
+        checks["hidden_total"]["fail_to_pass"].append(checks["nothing_broken"]["pass_to_pass"][0])
+    else:
+        checks["nothing_broken"]["pass_to_pass"].append(checks["hidden_touching"]["fail_to_pass"][0])
+    (tmp_path / "repo-slots-merge.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return tmp_path / "repo-slots-merge.yaml"
+
+
+@pytest.mark.parametrize(
+    ("move", "message"),
+    [
+        ("p2p", "hidden_total: fail-to-pass case(s) ['empty'] pass on the original code"),
+        ("f2p", "nothing_broken: pass-to-pass case(s) ['two'] fail on the original code"),
+    ],
+)
+def test_check_task_refuses_a_wrong_fail_to_pass_split(
+    tmp_path: Path, move: str, message: str
+) -> None:
+    command = [sys.executable, "-c", "import sys; from toolproof.cli import main; sys.exit(main())"]
+    done = subprocess.run(
+        [*command, "check-task", str(_draft(tmp_path, move))],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "hidden_cases: " + message in done.stdout, done.stdout

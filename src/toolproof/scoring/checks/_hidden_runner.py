@@ -151,7 +151,7 @@ def main() -> None:
     sys.path.insert(site[0] if site else len(sys.path), root)
 
     def write(record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        line = json.dumps(record, allow_nan=False)  # ASCII: no line separator inside
         if len(line) > _MAX_LINE:
             line = json.dumps({"case": record.get("case"), "too_big": len(line)})
         channel.write(line + "\n")

@@ -11,7 +11,8 @@ and decoded by :func:`toolproof.spec.hidden_values.decode`. A case with no line,
 unparseable, oversized or repeated one, has no observation: it fails. When the
 interpreter ends early (an exit, a crash, a limit), the case it was running fails and the
 cases after it run again in a new interpreter, on a new copy of the tree, until the
-check's time is used up.
+check's time is used up (an interpreter gets half of what is left, at least 2 s, so one
+endless loop leaves time for the cases after it).
 
 Runs are memoised by the digest of what they run (the tree, the job and the settings),
 for the episode and, when no interpreter hit a limit, for the process.
@@ -204,7 +205,7 @@ def _read(stdout: str, cases: list[str], run: CaseRun) -> str | None:
     waiting = set(cases)
     seen: set[str] = set()
     started: str | None = None
-    for line in stdout.splitlines():
+    for line in stdout.split("\n"):  # only \n ends a line (not \x85 or \u2028)
         if line.startswith('{"start"'):
             try:
                 record = parse_json(line, "hidden run output", 1000)
@@ -258,9 +259,10 @@ def _execute(
             for case in pending:
                 run.problems[case] = "not run: the check's time was used up"
             break
+        wall = min(budget, max(2.0, budget / 2))  # a loop leaves time for the cases after it
         limits = ResourceLimits(
-            wall_s=budget,
-            cpu_s=budget,
+            wall_s=wall,
+            cpu_s=wall,
             memory_mb=settings.limit("memory_mb"),
             pids=settings.limit("pids"),
             file_size_mb=settings.limit("file_size_mb"),
