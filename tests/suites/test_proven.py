@@ -14,6 +14,8 @@ For every task of ``core``, ``security``, ``repo-doctor``, ``lint`` and ``hard``
   result it must recover from, and passes every other task (a ``tool_error`` task whose
   fault is silent, stale or garbled data, is outside its weakness and passes);
 * no prompt says the answer, and the facts change across seeds;
+* every ``hidden_tests`` check's fail-to-pass cases fail on the original code and pass on the
+  reference fix, and its pass-to-pass cases pass on both;
 * no episode of any agent is a task error.
 
 Episodes run in process through the engine's :class:`~toolproof.engine.Worker`, one run per
@@ -138,6 +140,19 @@ def test_noop_fails_and_no_progress_check_holds_at_the_start(
     records = runs(suite, "noop", task_id)
     assert records and all(r.score.fraction == 0.0 for r in records), why(records)
     found = quality.judge_noop(task_of(suite, task_id), records)
+    assert found == [], messages(found)
+
+
+@pytest.mark.parametrize(("suite", "task_id"), CASES)
+def test_hidden_cases_fail_on_the_original_code_and_pass_on_the_fix(
+    runs: Runs, suite: str, task_id: str
+) -> None:
+    """SWE-bench's discipline on every ``hidden_tests`` check: its fail-to-pass cases fail
+    on the original code (noop's runs) and pass on the reference fix (the oracle's), its
+    pass-to-pass cases pass on both (no runs of their own: noop's and the oracle's)."""
+    task = task_of(suite, task_id)
+    noop, oracle = runs(suite, "noop", task_id), runs(suite, "oracle", task_id)
+    found = quality.judge_hidden_cases(task, noop, oracle)
     assert found == [], messages(found)
 
 
