@@ -410,3 +410,34 @@ def test_garbage_on_the_wire_gets_a_400_and_no_output(
         gateway.close(link)
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Invalid HTTP" not in err
+
+
+@pytest.mark.parametrize(
+    "value", [b"2023-06-01\xe9", b"2023-06-01\x01", b"v" * 60_000, b"\xff\xfe\xfd"]
+)
+@pytest.mark.parametrize("name", [b"anthropic-version", b"anthropic-beta"])
+def test_a_forwarded_header_the_provider_cannot_take_is_the_agents_400(
+    gateway: ModelGateway, capfd: pytest.CaptureFixture[str], name: bytes, value: bytes
+) -> None:
+    with ModelServer([ScriptedReply("never")]) as server:
+        link = gateway.open(route_to(server), epoch=0)
+        body = json.dumps(
+            {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+        ).encode()
+        port = int(gateway.base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(
+                f"POST /e/{link.token}/anthropic/v1/messages HTTP/1.1\r\nHost: x\r\n".encode()
+                + name + b": " + value + b"\r\n"
+                + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )  # fmt: skip
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert server.calls == 0
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"printable ASCII" in answer
+    assert link.infra_error is None
+    gateway.close(link)
+    assert "Traceback" not in capfd.readouterr().err

@@ -28,6 +28,12 @@ from ._usage import json_usage, stream_usage
 MAX_MODEL_CHARS = 256
 """The longest model name accepted in a request."""
 
+FORWARDED_HEADERS = ("anthropic-version", "anthropic-beta")
+"""Client headers the gateway passes on to the provider (the agent's bytes: checked)."""
+
+MAX_HEADER_CHARS = 256
+"""The longest value of a forwarded header."""
+
 NO_RETRY = {"x-should-retry": "false"}
 """Tells the official SDKs not to retry an answer: the gateway has retried already."""
 
@@ -80,6 +86,26 @@ def check_request(api: str, raw: bytes, limit: int = 16 * 1024 * 1024) -> dict[s
     if not isinstance(body.get("messages"), list):
         return error(api, 400, "the request has no 'messages' list")
     return body
+
+
+def check_headers(api: str, headers: Mapping[str, str]) -> Response | None:
+    """The 400 refusing a forwarded header the provider could not be sent, or None.
+
+    A value must be printable ASCII of at most :data:`MAX_HEADER_CHARS` characters: anything
+    else would fail on the way to the provider, and it is the agent's, not an outage.
+    """
+    for name in FORWARDED_HEADERS:
+        value = headers.get(name)
+        if value is None:
+            continue
+        if len(value) > MAX_HEADER_CHARS or not all(" " <= c <= "~" for c in value):
+            return error(
+                api,
+                400,
+                f"header {name} must be printable ASCII of at most {MAX_HEADER_CHARS} "
+                f"characters, got {value[:60]!r}",
+            )
+    return None
 
 
 def upstream_body(api: str, body: dict[str, Any]) -> dict[str, Any]:

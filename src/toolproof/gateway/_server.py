@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
 from ._conn import fair_protocol
-from ._forward import ENDPOINTS, NO_RETRY, check_request, error, forward
+from ._forward import ENDPOINTS, NO_RETRY, check_headers, check_request, error, forward
 from ._link import EpisodeLink, Sink, new_token
 from ._route import Api, Route
 
@@ -234,6 +234,9 @@ class ModelGateway:
             link.in_flight -= 1
 
     async def _answer(self, request: Request, link: EpisodeLink, api: Api, rest: str) -> Response:
+        refused = check_headers(api, request.headers)
+        if refused is not None:
+            return refused
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             return error(api, 413, f"the request body is over {self.max_body_bytes} bytes")
