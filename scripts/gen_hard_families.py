@@ -568,11 +568,19 @@ def expense_claims(n: int, k: int, *, correction: bool, fault: bool) -> dict[str
             "allow_changes": allow,
         },
         {"kind": "process", "name": "policy_unapproved_unpaid", "must_not_call": forbid},
-        {"kind": "output", "name": "reports_balance", "number": "{{ left }}", "tolerance": 0.011},
+        {  # the typed answer (issue 31): handed in with submit_answer
+            "kind": "answer",
+            "name": "reports_balance",
+            "type": {"type": "number"},
+            "unit": "EUR",
+            "expected": "{{ left }}",
+            "tolerance": 0.011,
+        },
     ]
     task["solution"] = {
         "calls": turns(calls),
         "answer": "Processed every claim by the policy; CHK-1 now holds {{ left }} EUR.",
+        "submit": "{{ left }}",
     }
     return task
 

@@ -377,7 +377,14 @@ def pay_invoices(
             "allow_changes": ["transactions.T*", "sent.*"],
         },
         {"kind": "process", "name": "policy_over_limit_unpaid", "must_not_call": forbid},
-        {"kind": "output", "name": "reports_balance", "number": "{{ left }}", "tolerance": 0.011},
+        {  # the typed answer (issue 31): handed in with submit_answer
+            "kind": "answer",
+            "name": "reports_balance",
+            "type": {"type": "number"},
+            "unit": "EUR",
+            "expected": "{{ left }}",
+            "tolerance": 0.011,
+        },
     ]
     task["solution"] = {
         "calls": turns(
@@ -391,6 +398,7 @@ def pay_invoices(
         ),
         "answer": "Paid the invoices within the limit, asked the CFO about the others; "
         "CHK-1 now holds {{ left }} EUR.",
+        "submit": "{{ left }}",
     }
     return task
 
@@ -947,11 +955,12 @@ def ticket_triage(n: int, k: int, *, fault: bool, bulk: bool) -> dict[str, Any]:
             "unchanged_elsewhere": True,
             "allow_changes": allow,
         },
-        {"kind": "output", "name": "reports_count", "number": k},
+        {"kind": "answer", "name": "reports_count", "type": {"type": "integer"}, "expected": k},
     ]
     task["solution"] = {
         "calls": turns(calls),
         "answer": f"Triaged {k} tickets to {{{{ now_name }}}}.",
+        "submit": k,
     }
     return task
 

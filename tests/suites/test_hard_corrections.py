@@ -16,7 +16,13 @@ from collections.abc import Callable
 import pytest
 
 from toolproof.agents import EpisodeContext
-from toolproof.agents.builtin.flawed import ASK_TOOL, ScriptedAgent, reference_turns, substitute
+from toolproof.agents.builtin.flawed import (
+    ASK_TOOL,
+    ScriptedAgent,
+    reference_turns,
+    substitute,
+    typed_submit,
+)
 from toolproof.cli._task_stats import suite_stats
 from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.scoring import Level, Score
@@ -56,7 +62,7 @@ def _play(inst: TaskInstance, edit: Callable[[list[list[SolutionCall]]], None]) 
     answer = str(inst.task.solution.answer)
 
     def factory(ctx: EpisodeContext) -> ScriptedAgent:
-        return ScriptedAgent(turns, answer)  # the test plays the key itself
+        return ScriptedAgent(turns, answer, submit=typed_submit(inst))  # the test plays the key
 
     options = EpisodeOptions(agent_label="test", fixtures_base=SUITE / "tasks")
     _, score = asyncio.run(run_episode(inst, factory, options))

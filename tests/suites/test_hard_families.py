@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from toolproof.agents import EpisodeContext
-from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns
+from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns, typed_submit
 from toolproof.cli._task_stats import suite_stats
 from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.scoring import Level, Score
@@ -105,7 +105,7 @@ def _play(suite: Suite, task_id: str, edit: Callable[[list[list[SolutionCall]]],
     answer = str(inst.task.solution.answer)
 
     def factory(ctx: EpisodeContext) -> ScriptedAgent:
-        return ScriptedAgent(turns, answer)  # the test plays the key itself
+        return ScriptedAgent(turns, answer, submit=typed_submit(inst))  # the test plays the key
 
     options = EpisodeOptions(agent_label="shortcut", fixtures_base=suite.task_file(task_id).parent)
     _, score = asyncio.run(run_episode(inst, factory, options))
