@@ -48,7 +48,7 @@ async def test_a_reply_within_the_body_limit_still_meets_the_turn_limits() -> No
         }
     )
     for body, said in (
-        (content, f"turn.content has {MAX_CONTENT_CHARS + 1:,} characters"),
+        (content, f"content has {MAX_CONTENT_CHARS + 1:,} characters"),
         (calls, f"the limit is {MAX_CALLS_PER_TURN} per turn"),
     ):
         with RawServer([(200, body, "application/json")]).running() as server:

@@ -12,7 +12,7 @@ from ..base import AgentTurn
 from ._cache import ModelCache
 from ._cost import PriceTable
 from ._options import CallOptions
-from ._reply import ModelReply
+from ._reply import ModelReply, checked_reply
 from ._retry import Classifier, RetryPolicy, SharedBackoff, call_with_retries
 
 
@@ -55,14 +55,19 @@ class ModelCaller:
 
         Returns:
             The reply and the number of retries it took (0 from the cache).
+
+        Raises:
+            ReplyRefused: the reply does not pass the ingress for agent bytes (an
+                ``agent_error``; such a reply is never cached).
         """
         if self.cache is not None:
             cached = self.cache.get(request)
             if cached is not None:
-                return cached, 0
+                return checked_reply(cached, self.what), 0
         reply, retries = await call_with_retries(
             send, self.classify, self.policy, self.what, shared=self.backoff
         )
+        reply = checked_reply(reply, self.what)
         if self.cache is not None:
             self.cache.put(request, reply)
         return reply, retries

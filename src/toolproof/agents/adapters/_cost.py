@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof.spec import Problem, SpecError
-from toolproof.trajectory import Usage
+from toolproof.trajectory import Usage, ingress
 
 _SNAPSHOT = re.compile(r"^-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
@@ -143,10 +143,17 @@ class PriceTable:
             output_chars: Characters of the reply, for the estimate.
             cached_input_tokens: Input tokens the provider read from its prompt cache
                 (part of ``input_tokens``), priced at ``cached_input`` when the table has it.
+
+        A count that does not pass the ingress for agent bytes (not a whole number from 0
+        to ``ingress.MAX_COUNT``: a provider may send anything) counts as not reported, so
+        the usage is estimated and says so; the adapters refuse such a reply before it gets
+        here (``_reply.checked_reply``), the model gateway's replies come here as they are.
         """
+        input_tokens, output_tokens = _count(input_tokens), _count(output_tokens)
         estimated = input_tokens is None or output_tokens is None
         tokens_in = estimate_tokens(input_chars) if input_tokens is None else input_tokens
         tokens_out = estimate_tokens(output_chars) if output_tokens is None else output_tokens
+        cached_input_tokens = _count(cached_input_tokens) or 0
         price = self.price(model)
         return Usage(
             input_tokens=tokens_in,
@@ -156,6 +163,13 @@ class PriceTable:
                 None if price is None else price.cost(tokens_in, tokens_out, cached_input_tokens)
             ),
         )
+
+
+def _count(value: object) -> int | None:
+    try:
+        return None if value is None else ingress.count(value, "tokens")
+    except ingress.IngressError:
+        return None
 
 
 def estimate_tokens(chars: int) -> int:

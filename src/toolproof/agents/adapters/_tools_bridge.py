@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from toolproof.spec import Problem, SpecError
-from toolproof.trajectory import ToolSchema, Usage
+from toolproof.trajectory import ToolSchema
 
 from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession
 from ..builtin.python_agent import import_target
@@ -91,16 +91,6 @@ def open_args_model(schema: ToolSchema) -> type[BaseModel]:
 def arguments_of(model: BaseModel) -> dict[str, Any]:
     """The arguments held by an :func:`open_args_model` instance, as the model sent them."""
     return dict(model.model_extra or {})
-
-
-def usage_of(prompt_tokens: Any, completion_tokens: Any) -> Usage | None:
-    """A Usage from provider token counts, or None when the provider reported none."""
-    if not isinstance(prompt_tokens, int) and not isinstance(completion_tokens, int):
-        return None
-    return Usage(
-        input_tokens=prompt_tokens if isinstance(prompt_tokens, int) else 0,
-        output_tokens=completion_tokens if isinstance(completion_tokens, int) else 0,
-    )
 
 
 @contextlib.asynccontextmanager

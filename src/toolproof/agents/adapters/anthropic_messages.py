@@ -24,7 +24,7 @@ from ._caller import ModelCaller
 from ._cost import PriceTable
 from ._http import capped_transport, too_large
 from ._options import ChatOptions, parse_options, require_sdk, require_target
-from ._reply import ModelReply, ReplyCall
+from ._reply import ModelReply, ReplyCall, reported_count
 from ._retry import BadResponse, Failure, sdk_error_message, status_failure
 from ._schemas import anthropic_tools
 from ._shared_client import SharedClient
@@ -97,12 +97,21 @@ def _input_text(value: Any) -> str:
 
 
 def _input_tokens(usage: Any) -> int | None:
-    if usage is None or usage.input_tokens is None:
+    """Every input token of a reply's ``usage``, cache reads and writes included.
+
+    Raises:
+        ReplyRefused: a count that is not a whole number from 0 (the SDK does not check them).
+    """
+    tokens = reported_count(getattr(usage, "input_tokens", None), "usage.input_tokens")
+    if tokens is None:
         return None
-    cached = (getattr(usage, "cache_creation_input_tokens", 0) or 0) + (
-        getattr(usage, "cache_read_input_tokens", 0) or 0
-    )
-    return int(usage.input_tokens) + cached
+    for name in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        tokens += reported_count(getattr(usage, name, None), f"usage.{name}") or 0
+    return tokens
+
+
+def _output_tokens(usage: Any) -> int | None:
+    return reported_count(getattr(usage, "output_tokens", None), "usage.output_tokens")
 
 
 def parse_message(message: Any) -> ModelReply:
@@ -121,7 +130,7 @@ def parse_message(message: Any) -> ModelReply:
         content="".join(texts) if texts or not calls else None,
         tool_calls=calls,
         input_tokens=_input_tokens(usage),
-        output_tokens=usage.output_tokens if usage is not None else None,
+        output_tokens=_output_tokens(usage),
         stop_reason=message.stop_reason,
     )
 
@@ -231,7 +240,7 @@ class AnthropicMessagesAgent:
                     elif delta.type == "input_json_delta":
                         blocks[event.index]["json"] += delta.partial_json
                 elif event.type == "message_delta":
-                    output_tokens = event.usage.output_tokens
+                    output_tokens = _output_tokens(event.usage)
                     input_tokens = _input_tokens(event.usage) or input_tokens
                     stop = event.delta.stop_reason or stop
         ordered = [blocks[i] for i in sorted(blocks)]

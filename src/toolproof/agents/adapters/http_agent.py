@@ -17,8 +17,11 @@ is an ``agent_error`` with a message saying what came back, never an infra
 error that would drop the episode from the denominators.
 
 A reply body is read as a stream and refused past :data:`MAX_REPLY_BYTES` (never
-buffered whole first); the turn it holds then meets the limits every agent's turn
-meets (``toolproof.agents.limits``: content, arguments per call, calls per turn).
+buffered whole first), parsed by the one ingress for agent bytes
+(``toolproof.trajectory.ingress.parse_json``: strict UTF-8, no lone surrogate escape such
+as ``"\\udcff"``, no ``NaN`` or ``Infinity``, at most 32 levels deep), and the turn it holds
+then meets the limits every agent's turn meets (``toolproof.agents.limits``: content,
+arguments per call, calls per turn; usage counts and cost finite, non-negative, bounded).
 
 Options (``--agent-arg``): ``api_key`` (sent as a bearer token), ``timeout``,
 ``max_retries``, ``backoff_base``, ``backoff_max``, ``cache``.
@@ -33,7 +36,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from toolproof.spec import Problem, SpecError
-from toolproof.trajectory import Message, Usage
+from toolproof.trajectory import Message, Usage, ingress
 
 from ..base import (
     AgentFactory,
@@ -44,6 +47,7 @@ from ..base import (
     Observation,
     agent,
 )
+from ..limits import AgentFault
 from ._caller import ModelCaller
 from ._options import CallOptions, parse_options
 from ._reply import ModelReply, ReplyCall
@@ -59,7 +63,7 @@ MAX_ERROR_BYTES = 64 * 1024
 """Bytes read of an error reply (4xx, 5xx): enough to quote it."""
 
 
-class AgentProtocolError(Exception):
+class AgentProtocolError(AgentFault):
     """The HTTP agent answered with something that is not a turn: an agent_error."""
 
 
@@ -112,6 +116,17 @@ def protocol_message(message: Message) -> dict[str, Any]:
     }
 
 
+def _is_json(body: bytes) -> bool:
+    """Whether ``body`` parses as JSON at all (a nesting too deep to parse counts as JSON)."""
+    try:
+        json.loads(body)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    return True
+
+
 def parse_turn(body: bytes, status: int, content_type: str, url: str, step: int) -> ModelReply:
     """Read the agent's answer.
 
@@ -120,12 +135,16 @@ def parse_turn(body: bytes, status: int, content_type: str, url: str, step: int)
     """
     where = f"the HTTP agent at {url} answered step {step}"
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = ingress.parse_json(body, "the body", MAX_REPLY_BYTES)
+    except ingress.IngressError as exc:
+        if not _is_json(body):
+            raise AgentProtocolError(
+                f"{where} with a body that is not JSON (HTTP {status}, "
+                f"{content_type or 'no type'}): {body[:200].decode('utf-8', 'replace')!r}; it "
+                "must answer a JSON turn, see docs/agent-protocol.openapi.yaml"
+            ) from None
         raise AgentProtocolError(
-            f"{where} with a body that is not JSON (HTTP {status}, {content_type or 'no type'}): "
-            f"{body[:200].decode('utf-8', 'replace')!r}; it must answer a JSON turn, "
-            "see docs/agent-protocol.openapi.yaml"
+            f"{where} with JSON toolproof refuses: {exc} (see docs/evaluate-your-agent.md, limits)"
         ) from None
     try:
         turn = _Turn.model_validate(data)

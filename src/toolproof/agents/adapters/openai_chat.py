@@ -25,7 +25,7 @@ from ._caller import ModelCaller
 from ._cost import PriceTable
 from ._http import capped_transport, too_large
 from ._options import ChatOptions, parse_options, require_sdk, require_target
-from ._reply import ModelReply, ReplyCall, arguments_text
+from ._reply import ModelReply, ReplyCall, arguments_text, reported_count
 from ._retry import BadResponse, Failure, sdk_error_message, status_failure
 from ._schemas import openai_tools
 from ._shared_client import SharedClient
@@ -97,13 +97,28 @@ def parse_completion(completion: Any) -> ModelReply:
         for call in message.tool_calls or []
         if getattr(call, "function", None) is not None
     ]
-    usage = completion.usage
+    prompt, completion_tokens = _counts(completion.usage)
     return ModelReply(
         content=message.content if message.content is not None else message.refusal,
         tool_calls=calls,
-        input_tokens=usage.prompt_tokens if usage is not None else None,
-        output_tokens=usage.completion_tokens if usage is not None else None,
+        input_tokens=prompt,
+        output_tokens=completion_tokens,
         stop_reason=choice.finish_reason,
+    )
+
+
+def _counts(usage: Any) -> tuple[int | None, int | None]:
+    """The prompt and completion tokens of a reply's ``usage`` (the SDK does not check
+    them: a server may send any JSON there), through the ingress for agent bytes.
+
+    Raises:
+        ReplyRefused: a count that is not a whole number from 0 (an agent_error).
+    """
+    if usage is None:
+        return None, None
+    return (
+        reported_count(getattr(usage, "prompt_tokens", None), "usage.prompt_tokens"),
+        reported_count(getattr(usage, "completion_tokens", None), "usage.completion_tokens"),
     )
 
 
@@ -201,11 +216,12 @@ class OpenAIChatAgent:
                         if part.function is not None:
                             slot["name"] += part.function.name or ""
                             slot["arguments"] += part.function.arguments or ""
+        prompt, completion_tokens = _counts(usage)
         return ModelReply(
             content="".join(text) if text or not calls else None,
             tool_calls=[ReplyCall(**calls[i]) for i in sorted(calls)],
-            input_tokens=usage.prompt_tokens if usage is not None else None,
-            output_tokens=usage.completion_tokens if usage is not None else None,
+            input_tokens=prompt,
+            output_tokens=completion_tokens,
             stop_reason=finish,
         )
 
