@@ -96,18 +96,29 @@ async def test_the_command_gets_the_task_and_the_endpoint(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    "hostile",
+    ("hostile", "said"),
     [
-        'mkfifo "$TOOLPROOF_USAGE_FILE"',  # reading it would block the harness's loop
-        'ln -s /dev/zero "$TOOLPROOF_USAGE_FILE"',  # endless
-        'head -c 10000000 /dev/zero > "$TOOLPROOF_USAGE_FILE"',  # big and not JSON
+        ('mkfifo "$TOOLPROOF_USAGE_FILE"', "is not a regular file"),  # reading it would block
+        ('ln -s /dev/zero "$TOOLPROOF_USAGE_FILE"', "cannot be read"),  # endless
+        ('head -c 10000000 /dev/zero > "$TOOLPROOF_USAGE_FILE"', "the limit is 65,536"),
+        ('echo \'{"input_tokens": 5, "cost_usd": -24690}\' > $TOOLPROOF_USAGE_FILE', "cost_usd"),
+        ("echo '{\"input_tokens\": NaN}' > $TOOLPROOF_USAGE_FILE", "holds NaN"),
+        ("echo '{\"output_tokens\": 1e30}' > $TOOLPROOF_USAGE_FILE", "output_tokens must be"),
+        ('echo \'{"note": "\\udcff"}\' > $TOOLPROOF_USAGE_FILE', "lone UTF-16 surrogate"),
     ],
 )
-async def test_a_hostile_usage_file_is_ignored_without_blocking(hostile: str) -> None:
+async def test_a_hostile_usage_file_is_refused_without_blocking(hostile: str, said: str) -> None:
     record = await asyncio.wait_for(run_task(f"cmd:{hostile}; echo done", {}), 60)
-    assert record.trajectory.termination is Termination.COMPLETED, record.trajectory.error
-    assert record.trajectory.final_answer == "done"
-    assert record.trajectory.usage() == Usage()
+    trajectory = record.trajectory
+    assert trajectory.termination is Termination.AGENT_ERROR, trajectory.error
+    assert "the usage file (TOOLPROOF_USAGE_FILE)" in (trajectory.error or "")
+    assert said in (trajectory.error or ""), trajectory.error
+    assert trajectory.usage() == Usage()  # never recorded
+
+
+async def test_a_failing_command_is_its_failure_before_its_usage_file() -> None:
+    record = await run_task("cmd:echo '{\"cost_usd\": -1}' > $TOOLPROOF_USAGE_FILE; exit 3", {})
+    assert "exited with status 3" in (record.trajectory.error or "")
 
 
 async def test_prompt_on_stdin() -> None:

@@ -215,13 +215,14 @@ async def test_the_variables_point_inside_and_the_files_are_there() -> None:
         'mkfifo "$TOOLPROOF_USAGE_FILE"',
         'ln -s /dev/zero "$TOOLPROOF_USAGE_FILE"',
         'head -c 10000000 /dev/zero > "$TOOLPROOF_USAGE_FILE"',
+        "echo '{\"input_tokens\": 5, \"cost_usd\": -24690}' > $TOOLPROOF_USAGE_FILE",
     ],
 )
-async def test_a_hostile_usage_file_is_ignored(hostile: str) -> None:
+async def test_a_hostile_usage_file_is_refused_without_blocking(hostile: str) -> None:
     record = await asyncio.wait_for(run_task(f"cmd:{hostile}; echo done", {}), 120)
-    assert record.trajectory.termination is Termination.COMPLETED, record.trajectory.error
-    assert record.trajectory.final_answer == "done"
-    assert record.trajectory.usage() == Usage()
+    assert record.trajectory.termination is Termination.AGENT_ERROR, record.trajectory.error
+    assert "the usage file (TOOLPROOF_USAGE_FILE)" in (record.trajectory.error or "")
+    assert record.trajectory.usage() == Usage()  # never recorded
 
 
 FLOOD = r"""

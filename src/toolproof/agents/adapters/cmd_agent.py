@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -54,10 +53,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolproof.spec import Problem, SpecError
-from toolproof.trajectory import Usage
+from toolproof.trajectory import Usage, ingress
 
 from .._outage import observed_outage
 from ..base import AgentFactory, AgentSpec, EpisodeContext, ToolSession, agent
+from ..limits import AgentFault, checked_usage
 from ._cmd_sandbox import bridged
 from ._options import parse_options
 from ._tools_bridge import require_extra
@@ -145,34 +145,42 @@ USAGE_BYTES = 64 * 1024
 """The most of the usage file read (it holds two or three numbers)."""
 
 
-def _read_usage(path: Path) -> Usage | None:
-    """The usage the command wrote; None when there is none or it is not a small regular file.
+def _read_usage(path: Path) -> Usage | AgentFault | None:
+    """The usage the command wrote (None: it wrote none), or why it is refused.
 
     The command controls the file: a FIFO, a link or a huge file must not block or flood
     the harness's event loop (this runs on it), so it is opened without blocking or
     following links, and read only when it is a regular file, up to :data:`USAGE_BYTES`.
+    What it holds is agent bytes and passes the ingress (``agents.limits.checked_usage``):
+    anything but a small JSON object of whole, non-negative token counts and a finite,
+    non-negative ``cost_usd`` is returned as the :class:`AgentFault` to raise once the
+    command's own outcome is known, and never reaches the record.
     """
+    field = "the usage file (TOOLPROOF_USAGE_FILE)"
+    fix = 'write a regular file holding {"input_tokens": N, "output_tokens": M}'
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError as exc:  # a link (ELOOP), a folder, ...
+        return AgentFault(f"{field} cannot be read ({exc.strerror}); {fix}")
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        raw = os.read(fd, USAGE_BYTES)
-    except OSError:
-        return None
+            return AgentFault(f"{field} is not a regular file; {fix}")
+        raw = os.read(fd, USAGE_BYTES + 1)
+    except OSError as exc:
+        return AgentFault(f"{field} cannot be read ({exc.strerror}); {fix}")
     finally:
         os.close(fd)
     try:
-        data = json.loads(raw.decode("utf-8"))
-        return Usage(
-            input_tokens=int(data.get("input_tokens", 0)),
-            output_tokens=int(data.get("output_tokens", 0)),
-            cost_usd=data.get("cost_usd"),
-        )
-    except (ValueError, TypeError, AttributeError):
-        return None
+        data = ingress.parse_json(raw, field, USAGE_BYTES)
+        if not isinstance(data, dict):
+            raise ingress.IngressError(field, f"must hold a JSON object, got {type(data).__name__}")
+        return checked_usage(data, field)
+    except ingress.IngressError as exc:
+        return AgentFault(f"{exc}; {fix}")
+    except AgentFault as exc:
+        return exc
 
 
 class CmdAgent:
@@ -231,18 +239,20 @@ class CmdAgent:
             else:
                 routes, plain = bridged(extra)
                 stdout, stderr, status, usage = await self._sandboxed(session, routes, plain)
-        if usage is not None:
+        if isinstance(usage, Usage):
             session.record_usage(usage)
         if state.crash is not None:
             raise state.crash
         if status != 0:
             tail = stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
             raise CommandFailed(f"the command exited with status {status}: {tail or '(no stderr)'}")
+        if isinstance(usage, AgentFault):  # after its exit status: that names the failure first
+            raise usage
         return stdout.decode("utf-8", "replace").strip()
 
     async def _on_host(
         self, session: ToolSession, extra: Mapping[str, str]
-    ) -> tuple[bytes, bytes, int, Usage | None]:
+    ) -> tuple[bytes, bytes, int, Usage | AgentFault | None]:
         """``--sandbox process``: the command on the host, as this user (NOT isolated)."""
         with tempfile.TemporaryDirectory(prefix="toolproof-cmd-") as tmp:
             files = Path(tmp)
@@ -262,7 +272,7 @@ class CmdAgent:
 
     async def _sandboxed(
         self, session: ToolSession, routes: list[tuple[str, str]], plain: Mapping[str, str]
-    ) -> tuple[bytes, bytes, int, Usage | None]:
+    ) -> tuple[bytes, bytes, int, Usage | AgentFault | None]:
         """The command in a fresh bwrap sandbox, bridged to ``routes`` only."""
         from toolproof.mcp._bridge import Bridge
         from toolproof.sandbox import ResourceLimits, SandboxError
