@@ -55,6 +55,19 @@ def plain_arguments(arguments: object, field: str = "arguments") -> dict[str, An
         raise AgentFault(str(exc)) from None
 
 
+def checked_model_call(call: object) -> dict[str, Any]:
+    """A plain copy of a model call to list on a step (what the model gateway summarizes:
+    a reply of up to 64 KiB, so the bound is a text's, not one call's arguments').
+
+    Raises:
+        AgentFault: not a JSON object of plain, bounded data.
+    """
+    try:
+        return ingress.json_object(call, "model call", MAX_CONTENT_CHARS)
+    except ingress.IngressError as exc:
+        raise AgentFault(str(exc)) from None
+
+
 def _call(call: object, field: str) -> ToolCall:
     if not isinstance(call, ToolCall):
         raise AgentFault(f"{field} must be a ToolCall, got {type(call).__name__}")

@@ -21,10 +21,25 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from toolproof.agents.limits import MAX_NAME_CHARS, AgentFault, plain_arguments
+from toolproof.agents.limits import (
+    MAX_NAME_CHARS,
+    AgentFault,
+    checked_model_call,
+    checked_usage,
+    plain_arguments,
+)
 from toolproof.spec import TaskInstance
 from toolproof.tools import ToolGateway
-from toolproof.trajectory import Message, StateDiff, Step, ToolCall, ToolResult, ToolSchema, Usage
+from toolproof.trajectory import (
+    Message,
+    StateDiff,
+    Step,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    Usage,
+    ingress,
+)
 from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 T = TypeVar("T")
@@ -275,7 +290,7 @@ class DrivenSession:
         except AgentFault as exc:  # agent input: the agent sees why, the harness is not hurt
             return ToolResult(
                 call_id=call_id,
-                name=name[:MAX_NAME_CHARS] if isinstance(name, str) else "",
+                name=_plain_name(name),
                 content=f"error: {exc}",
                 is_error=True,
                 error_kind="invalid_arguments",
@@ -284,7 +299,7 @@ class DrivenSession:
             self.step_limit_hit = self.step_limit_hit or len(self.recorder.steps) >= self.max_steps
             return ToolResult(
                 call_id=call.id,
-                name=name,
+                name=call.name,
                 content="error: the episode's step limit is reached; stop",
                 is_error=True,
                 error_kind="policy_violation",
@@ -304,24 +319,42 @@ class DrivenSession:
         return results[0]
 
     def record_usage(self, usage: Usage) -> None:
-        """Add model usage to the episode."""
-        self.recorder.add_usage(usage)
+        """Add model usage to the episode (counts and cost through the ingress).
+
+        Raises:
+            AgentFault: a count or cost that is not finite, non-negative and bounded, or not
+                a ``Usage`` at all (the agent's code called this: it is refused, not stored).
+        """
+        if not isinstance(usage, Usage):
+            raise AgentFault(f"record_usage() takes a Usage, got {type(usage).__name__}")
+        self.recorder.add_usage(checked_usage(dict(vars(usage)), "usage"))
 
     def record_model_call(self, call: dict[str, Any]) -> None:
-        """List a model call (plain data, from the model gateway) on the next step."""
-        self.recorder.add_model_call(call)
+        """List a model call (plain data, from the model gateway) on the next step.
+
+        Raises:
+            AgentFault: not plain, bounded JSON data (refused, not stored).
+        """
+        self.recorder.add_model_call(checked_model_call(call))
+
+
+def _plain_name(name: object) -> str:
+    """A refused call's tool name as it can be recorded: valid Unicode, short, else empty."""
+    try:
+        return ingress.text(name, "name", MAX_NAME_CHARS)
+    except ingress.IngressError:
+        return ""
 
 
 def _driven_call(call_id: str, name: object, arguments: object) -> ToolCall:
-    """A driven agent's call as plain data.
+    """A driven agent's call as plain data, through the ingress for agent bytes.
 
     Raises:
-        AgentFault: a name that is not a short string, arguments that are not bounded JSON.
+        AgentFault: a name that is not a short string of valid Unicode, arguments that are
+            not bounded JSON.
     """
-    if not isinstance(name, str):
-        raise AgentFault(f"the tool name must be a string, got {type(name).__name__}")
-    if len(name) > MAX_NAME_CHARS:
-        raise AgentFault(
-            f"the tool name has {len(name):,} characters; the limit is {MAX_NAME_CHARS}"
-        )
-    return ToolCall(id=call_id, name=str.__str__(name), arguments=plain_arguments(arguments))
+    try:
+        plain = ingress.text(name, "the tool name", MAX_NAME_CHARS)
+    except ingress.IngressError as exc:
+        raise AgentFault(str(exc)) from None
+    return ToolCall(id=call_id, name=plain, arguments=plain_arguments(arguments))

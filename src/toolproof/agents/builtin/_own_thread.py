@@ -49,7 +49,7 @@ from ..base import (
     ToolSession,
     drives,
 )
-from ..limits import AgentFault, checked_turn, checked_usage, plain_arguments
+from ..limits import AgentFault, checked_model_call, checked_turn, checked_usage, plain_arguments
 from ._spare_threads import run_on_spare
 
 T = TypeVar("T")
@@ -244,7 +244,7 @@ class _Session:
     def record_model_call(self, call: dict[str, Any]) -> None:
         record = getattr(self._session, "record_model_call", None)
         if callable(record):
-            self._loop.call_soon_threadsafe(record, plain_arguments(dict(call), "model call"))
+            self._loop.call_soon_threadsafe(record, checked_model_call(call))
 
 
 class _OwnThread:
