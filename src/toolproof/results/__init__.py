@@ -7,6 +7,7 @@ Map::
     engine --RunStore.append--> run_dir --RunReader--> metrics, report, viewer
 """
 
+from .reader import DamagedRecord
 from .record import EpisodeRecord, TaskFacts
 from .store import (
     DB_NAME,
@@ -18,6 +19,8 @@ from .store import (
     RunLockedError,
     RunReader,
     RunStore,
+    UnstorableRecord,
+    encode_record,
 )
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "LOCK_NAME",
     "SUMMARY",
     "TRAJECTORIES",
+    "DamagedRecord",
     "EpisodeRecord",
     "RunDirError",
     "RunLock",
@@ -32,4 +36,6 @@ __all__ = [
     "RunReader",
     "RunStore",
     "TaskFacts",
+    "UnstorableRecord",
+    "encode_record",
 ]

@@ -65,7 +65,8 @@ TRAJECTORY_COLUMNS = ("traj_offset", "traj_length")
 
 
 class RunDirError(ToolproofError):
-    """A run directory's ``run.db`` cannot be read: truncated, overwritten or not SQLite.
+    """A run directory cannot be read (``run.db`` truncated, overwritten or not SQLite; a
+    trajectory line damaged) or written (read-only, not a folder, no space left).
 
     Not an episode's infra error: the run as a whole refuses to go on (the CLI exits 2).
     """
@@ -83,6 +84,16 @@ def unreadable(db: Path, exc: sqlite3.Error) -> RunDirError:
         f"{db}: not a readable toolproof run database ({exc}); it is truncated, damaged or "
         f"not SQLite{kept}. Nothing was changed. Start a new run in another directory, or "
         f"move {db.name} aside (sqlite3 {db.name} .recover may save part of it) and run again"
+    )
+
+
+def unwritable(path: Path, exc: BaseException) -> RunDirError:
+    """The error for a run folder toolproof cannot write: where, why, and what to do."""
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return RunDirError(
+        f"{path}: cannot write the run there ({why}). Give a folder you can write to "
+        "(-o FOLDER), or make this one writable (space left, permissions, not mounted "
+        "read-only) and run again; a run stopped part way resumes with --resume"
     )
 
 
@@ -115,9 +126,18 @@ def marker(key: str) -> bytes:
     return b'"episode_id":' + json.dumps(key, ensure_ascii=False).encode() + b","
 
 
+LINE_START = b'{"format_version":'
+"""How every trajectory line begins (``Trajectory``'s first field)."""
+
+
 def is_line_of(key: str, line: bytes) -> bool:
-    """Whether ``line`` is a complete trajectory line of episode ``key``."""
-    return line.endswith(b"\n") and marker(key) in line[: HEAD_BYTES + 4 * len(key)]
+    """Whether ``line`` is a complete trajectory line of episode ``key`` (from its first byte:
+    an offset into a file whose earlier bytes were cut or edited reads a shifted line)."""
+    return (
+        line.startswith(LINE_START)
+        and line.endswith(b"\n")
+        and marker(key) in line[: HEAD_BYTES + 4 * len(key)]
+    )
 
 
 def trajectory_line(trajectory: str, score: str) -> bytes:
@@ -149,7 +169,7 @@ def index_lines(path: Path) -> dict[str, tuple[int, int]]:
     with path.open("rb") as fh:
         for line in fh:
             match = _EPISODE_ID.search(line[:HEAD_BYTES])
-            if line.endswith(b"\n") and match is not None:
+            if line.startswith(LINE_START) and line.endswith(b"\n") and match is not None:
                 try:
                     key = json.loads(match.group(1))
                 except ValueError:

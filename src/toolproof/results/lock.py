@@ -9,6 +9,8 @@ from pathlib import Path
 
 from toolproof.spec.errors import ToolproofError
 
+from ._format import unwritable
+
 LOCK_NAME = "run.lock"
 """The lock file of a run directory: whoever holds its ``flock`` is the one writer."""
 
@@ -41,17 +43,24 @@ class RunLock:
 
         Raises:
             RunLockedError: Another process holds it; the message names its pid.
+            RunDirError: the folder cannot be made or written (read-only, not a folder).
         """
         if self._key is not None:
             return self
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise unwritable(self.run_dir, exc) from None
         key = self.run_dir.resolve()
         held = _HELD.get(key)
         if held is not None:
             _HELD[key] = (held[0], held[1] + 1)
             self._key = key
             return self
-        fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise unwritable(self.run_dir, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -1,11 +1,16 @@
-"""Read-only access to a run directory (reports, metrics, the viewer; never the engine)."""
+"""Read-only access to a run directory (reports, metrics, the viewer; never the engine).
+
+An episode whose record cannot be read back (its trajectory line cut short, edited,
+not UTF-8, holding a lone surrogate escape) is a :class:`DamagedRecord` naming the file
+and the episode, never a traceback; ``run --resume`` runs such episodes again.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,25 @@ from ._format import (
 )
 from .indexes import search_count, search_current
 from .record import EpisodeRecord
+
+
+class DamagedRecord(RunDirError):
+    """One stored episode cannot be read back (its trajectory line is missing or damaged).
+
+    Attributes:
+        key: The episode's key.
+        why: What is wrong with it.
+    """
+
+    def __init__(self, path: Path, key: str, why: str) -> None:
+        super().__init__(
+            f"{path}: the trajectory of episode {key!r} cannot be read: {why}. The file was "
+            "cut short, edited or deleted; its scores are still in run.db. "
+            f"`toolproof run --resume {path.parent}` runs the episode again; or restore the "
+            "file from a copy"
+        )
+        self.key = key
+        self.why = why
 
 
 class TrajectoryFile:
@@ -56,12 +80,8 @@ class TrajectoryFile:
                 return line
         raise self._missing(key, "its line is missing")
 
-    def _missing(self, key: str, why: str) -> RunDirError:
-        return RunDirError(
-            f"{self.path}: the trajectory of episode {key!r} cannot be read: {why}. The file "
-            "was cut short, edited or deleted; its scores are still in run.db. Run the "
-            "episode again with a new run, or restore the file from a copy"
-        )
+    def _missing(self, key: str, why: str) -> DamagedRecord:
+        return DamagedRecord(self.path, key, why)
 
     def close(self) -> None:
         """Close the file; idempotent."""
@@ -111,25 +131,58 @@ class RunReader:
         """Keys of the stored episodes."""
         return {k for (k,) in self._db.execute("SELECT key FROM episodes")}
 
-    def _full(self, key: str, text: str, offset: int | None, length: int | None) -> str:
-        if offset is None or length is None:  # a schema-1 row: the trajectory is inline
-            return text
-        return join_record(text, self._lines.read(key, offset, length))
+    def _full(self, key: str, text: str, offset: int | None, length: int | None) -> EpisodeRecord:
+        """The stored record of ``key``, its trajectory line put back.
 
-    def records(self) -> Iterator[EpisodeRecord]:
-        """Every episode, in task and epoch order (one at a time: memory stays flat)."""
+        Raises:
+            DamagedRecord: the line is missing, not UTF-8 or not a record (a lone surrogate
+                escape included).
+        """
+        try:
+            if offset is None or length is None:  # a schema-1 row: the trajectory is inline
+                return EpisodeRecord.model_validate_json(text)
+            line = self._lines.read(key, offset, length)
+            return EpisodeRecord.model_validate_json(join_record(text, line))
+        except ValueError as exc:  # UnicodeDecodeError, pydantic's ValidationError
+            first = str(exc).splitlines()[:2]
+            why = " ".join(first).encode("ascii", "backslashreplace").decode("ascii")[:300]
+            raise DamagedRecord(self.run_dir / TRAJECTORIES, key, why) from None
+
+    def records(
+        self, damaged: Callable[[DamagedRecord], None] | None = None
+    ) -> Iterator[EpisodeRecord]:
+        """Every episode, in task and epoch order (one at a time: memory stays flat).
+
+        Args:
+            damaged: Told each episode that cannot be read back, which is then left out;
+                None: such an episode raises.
+
+        Raises:
+            DamagedRecord: an episode cannot be read back (without ``damaged``).
+        """
         sql = f"SELECT key, record, {self._where} FROM episodes ORDER BY task_id, epoch"
         for key, text, offset, length in self._db.execute(sql):
-            yield EpisodeRecord.model_validate_json(self._full(key, text, offset, length))
+            try:
+                record = self._full(key, text, offset, length)
+            except DamagedRecord as exc:
+                if damaged is None:
+                    raise
+                damaged(exc)
+                continue
+            yield record
 
     def record(self, key: str) -> EpisodeRecord | None:
-        """One episode by key, or None."""
+        """One episode by key, or None.
+
+        Raises:
+            DamagedRecord: it cannot be read back.
+        """
         row = self._db.execute(
             f"SELECT record, {self._where} FROM episodes WHERE key = ?", (key,)
         ).fetchone()
         if row is None:
             return None
-        return EpisodeRecord.model_validate_json(self._full(key, *row))
+        return self._full(key, *row)
 
     def rows(
         self,
@@ -173,4 +226,4 @@ class RunReader:
         self.close()
 
 
-__all__ = ["RunDirError", "RunReader", "TrajectoryFile"]
+__all__ = ["DamagedRecord", "RunDirError", "RunReader", "TrajectoryFile"]

@@ -5,18 +5,27 @@ read through :class:`~toolproof.results.reader.RunReader` and never need the eng
 
 Each episode's trajectory is written once, as a line of ``trajectories.jsonl``; its
 ``run.db`` row holds the rest of the record and the line's offset (see ``_format``).
-An append writes the line, then the row; rows are committed together every
-``commit_every`` appends (and by :meth:`RunStore.commit`), the file flushed first, so
-a committed row always points at a line on disk. A line without a committed row (a
-run killed between the two) is cut off when the store is opened again: resume runs
-that episode again.
+An append encodes the whole record first (a record that cannot be written, say a lone
+surrogate that UTF-8 cannot encode or a number SQLite cannot hold, is refused with
+:class:`UnstorableRecord` before anything is written, so the run can store a stand-in
+for that one episode and go on), then adds the row and writes the line; rows are
+committed together every ``commit_every`` appends (and by :meth:`RunStore.commit`), the
+file flushed first, so a committed row always points at a line on disk. A line without
+a committed row (a run killed between the two) is cut off when the store is opened
+again: resume runs that episode again.
+
+A run folder that cannot be written (read-only, not a folder, no space left) is a
+:class:`RunDirError` naming the path and the cause (the CLI exits 2 with it), never a
+traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
+import math
 import os
 import sqlite3
 from pathlib import Path
@@ -35,6 +44,7 @@ from ._format import (
     is_line_of,
     trajectory_line,
     unreadable,
+    unwritable,
 )
 from .indexes import add_indexes
 from .lock import LOCK_NAME, RunLock, RunLockedError
@@ -54,9 +64,74 @@ __all__ = [
     "RunLockedError",
     "RunReader",
     "RunStore",
+    "UnstorableRecord",
+    "encode_record",
 ]
 
 _INSERT = "INSERT OR REPLACE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+
+class UnstorableRecord(ValueError):
+    """One episode's record cannot be written (nothing of it was): the run stores a stand-in.
+
+    Attributes:
+        key: The episode's key.
+    """
+
+    def __init__(self, key: str, cause: BaseException) -> None:
+        text = f"{type(cause).__name__}: {cause}".encode("utf-8", "backslashreplace")
+        super().__init__(f"episode {key!r} cannot be stored: {text.decode('utf-8')[:500]}")
+        self.key = key
+
+
+_SQLITE_INT = 2**63 - 1
+
+
+def encode_record(record: EpisodeRecord) -> tuple[bytes, tuple[Any, ...]]:
+    """What :meth:`RunStore.append` writes of a record: its trajectory line and the row's
+    columns (without ``seq`` and the line's offset).
+
+    Raises:
+        UnstorableRecord: it cannot be encoded (a lone surrogate, which UTF-8 cannot
+            encode), or a column holds what SQLite cannot (an integer past 64 bits, a
+            number that is not finite).
+    """
+    try:
+        line, row = _encoded(record)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise UnstorableRecord(record.key, exc) from None
+    for value in row:
+        if isinstance(value, int) and not -_SQLITE_INT <= value <= _SQLITE_INT:
+            raise UnstorableRecord(record.key, OverflowError(f"{value} does not fit SQLite"))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UnstorableRecord(record.key, ValueError(f"{value} is not a finite number"))
+    return line, row
+
+
+def _encoded(record: EpisodeRecord) -> tuple[bytes, tuple[Any, ...]]:
+    score, traj = record.score, record.trajectory
+    usage = traj.usage()
+    line = trajectory_line(traj.model_dump_json(), score.model_dump_json())
+    row = (
+        record.task.id,
+        record.epoch,
+        int(score.passed),
+        score.level.value,
+        score.termination.value,
+        score.fraction,
+        len(traj.steps),
+        score.tool_calls,
+        traj.duration_s,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_usd,
+        record.task.category,
+        record.task.type,
+        record.task.difficulty,
+        score.failure_mode,
+        record.model_dump_json(exclude={"trajectory"}),
+    )
+    return line, row
 
 
 class RunStore:
@@ -90,7 +165,10 @@ class RunStore:
     def _open(self) -> None:
         run_dir = self.run_dir
         db = run_dir / DB_NAME
-        self._db = sqlite3.connect(db, check_same_thread=False)
+        try:
+            self._db = sqlite3.connect(db, check_same_thread=False)
+        except sqlite3.Error as exc:  # the file cannot be made or opened
+            raise unwritable(db, exc) from None
         check(db, self._db, full=True)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -103,11 +181,22 @@ class RunStore:
             (seq,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM episodes").fetchone()
             self._seq = int(seq)
             self._repair()
+        except (sqlite3.OperationalError, OSError) as exc:
+            self._db.close()
+            if _cannot_write(exc):
+                raise unwritable(db, exc) from None
+            if isinstance(exc, OSError):
+                raise unwritable(run_dir / TRAJECTORIES, exc) from None
+            raise unreadable(db, exc) from None
         except sqlite3.Error as exc:
             self._db.close()
             raise unreadable(db, exc) from None
         self._path = run_dir / TRAJECTORIES
-        self._jsonl = self._path.open("ab")
+        try:
+            self._jsonl = self._path.open("ab")
+        except OSError as exc:
+            self._db.close()
+            raise unwritable(self._path, exc) from None
         self._size = self._jsonl.tell()
 
     def _repair(self) -> None:
@@ -130,9 +219,11 @@ class RunStore:
                 os.truncate(path, 0)
             return
         key, offset, length = last
-        with path.open("rb") as fh:
-            fh.seek(offset)
-            line = fh.read(length)
+        line = b""
+        if path.is_file():  # a missing file lost every line: all its episodes run again
+            with path.open("rb") as fh:
+                fh.seek(offset)
+                line = fh.read(length)
         if not is_line_of(key, line):
             found = index_lines(path)
             self._db.executemany(
@@ -187,50 +278,56 @@ class RunStore:
         return self._pending
 
     def append(self, record: EpisodeRecord) -> None:
-        """Store one finished episode: its trajectory line, then its row (see ``commit_every``)."""
-        self._seq += 1
-        score, traj = record.score, record.trajectory
-        usage = traj.usage()
-        line = trajectory_line(traj.model_dump_json(), score.model_dump_json())
+        """Store one finished episode: its row, then its trajectory line (see ``commit_every``).
+
+        Raises:
+            UnstorableRecord: the record cannot be encoded, or holds a value SQLite cannot
+                hold; nothing of it was written.
+            RunDirError: the run folder cannot be written (the run cannot go on).
+        """
+        line, row = encode_record(record)
         offset = self._size
-        self._jsonl.write(line)
+        try:
+            self._db.execute(_INSERT, (record.key, self._seq + 1, *row, offset, len(line)))
+        except (OverflowError, sqlite3.IntegrityError, sqlite3.InterfaceError) as exc:
+            raise UnstorableRecord(record.key, exc) from None  # the statement wrote nothing
+        except sqlite3.Error as exc:
+            raise unwritable(self.run_dir / DB_NAME, exc) from None
+        self._seq += 1
+        try:
+            self._jsonl.write(line)
+        except OSError as exc:  # no row may point at a line that is not there: none is kept
+            self._db.rollback()
+            self._pending = 0
+            raise unwritable(self._path, exc) from None
         self._size += len(line)
-        self._db.execute(
-            _INSERT,
-            (
-                record.key,
-                self._seq,
-                record.task.id,
-                record.epoch,
-                int(score.passed),
-                score.level.value,
-                score.termination.value,
-                score.fraction,
-                len(traj.steps),
-                score.tool_calls,
-                traj.duration_s,
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cost_usd,
-                record.task.category,
-                record.task.type,
-                record.task.difficulty,
-                score.failure_mode,
-                record.model_dump_json(exclude={"trajectory"}),
-                offset,
-                len(line),
-            ),
-        )
         self._pending += 1
         if self._pending >= self.commit_every:
             self.commit()
 
     def commit(self) -> None:
-        """Commit the pending appends (the trajectory lines reach the file first)."""
+        """Commit the pending appends (the trajectory lines reach the file first).
+
+        Raises:
+            RunDirError: the run folder cannot be written.
+        """
         if self._pending:
-            self._jsonl.flush()
-            self._db.commit()
+            try:
+                self._jsonl.flush()
+            except OSError as exc:
+                raise unwritable(self._path, exc) from None
+            try:
+                self._db.commit()
+            except sqlite3.Error as exc:
+                raise unwritable(self.run_dir / DB_NAME, exc) from None
             self._pending = 0
+
+    def forget(self, keys: set[str]) -> None:
+        """Drop the rows of these episodes (their trajectory lines become orphans, which
+        :meth:`finalize` leaves out): they are run again. Committed at once."""
+        self._db.executemany("DELETE FROM episodes WHERE key = ?", [(k,) for k in sorted(keys)])
+        self._pending += 1
+        self.commit()
 
     def finalize(self, summary: dict[str, Any]) -> None:
         """Put trajectories.jsonl in task order (same seed: same file); write summary.json.
@@ -251,8 +348,11 @@ class RunStore:
         (self.run_dir / (TRAJECTORIES + ".tmp")).unlink(missing_ok=True)
         add_indexes(self._db)  # for readers that filter and search (the viewer)
         out = self.run_dir / (SUMMARY + ".tmp")
-        out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-        out.replace(self.run_dir / SUMMARY)
+        try:
+            out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+            out.replace(self.run_dir / SUMMARY)
+        except OSError as exc:
+            raise unwritable(self.run_dir / SUMMARY, exc) from None
 
     def _in_order(self) -> bool:
         end = 0
@@ -307,14 +407,31 @@ class RunStore:
         moved.clear()
 
     def close(self) -> None:
-        """Commit what is pending, close files; idempotent."""
-        if not self._jsonl.closed:
-            self.commit()
-            self._jsonl.close()
-            # Back to a rollback journal: the run folder keeps no -wal/-shm files, which a
-            # later read-only reader would otherwise recreate and, closing last, leave behind
-            # (a reader still open keeps WAL: the change is then skipped, nothing is lost).
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("PRAGMA journal_mode=DELETE")
-        self._db.close()
-        self._lock.release()
+        """Commit what is pending, close files; idempotent.
+
+        Raises:
+            RunDirError: what was pending could not be written (the files are closed).
+        """
+        try:
+            if not self._jsonl.closed:
+                try:
+                    self.commit()
+                finally:
+                    with contextlib.suppress(OSError):  # what it could not write is lost
+                        self._jsonl.close()
+                # Back to a rollback journal: the run folder keeps no -wal/-shm files, which
+                # a later read-only reader would otherwise recreate and, closing last, leave
+                # behind (a reader still open keeps WAL: the change is skipped, nothing lost).
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            self._db.close()
+            self._lock.release()
+
+
+def _cannot_write(exc: BaseException) -> bool:
+    """Whether an error opening a run means the folder or file cannot be written to."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.ENOTDIR)
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
