@@ -55,6 +55,7 @@ def _selected(selection: dict[str, Any] | None) -> Any:
 
 async def _jobs(reader: Any, worker: Any, running: dict[int, Any], protocol: Any) -> None:
     from toolproof.engine.executor import EpisodeJob
+    from toolproof.engine.faults import record_json
 
     async def one(ident: int, job: EpisodeJob) -> None:
         try:
@@ -63,7 +64,7 @@ async def _jobs(reader: Any, worker: Any, running: dict[int, Any], protocol: Any
             record = worker.infra_failure(job, [f"worker process: {type(exc).__name__}: {exc}"])
         finally:
             running.pop(ident, None)
-        protocol.write(f'{{"id":{ident},"record":{record.model_dump_json()}}}\n'.encode())
+        protocol.write(f'{{"id":{ident},"record":{record_json(record)}}}\n'.encode())
         if not flushing:  # one write to the pipe per turn of the loop, not one per record
             flushing.append(True)
             asyncio.get_running_loop().call_soon(flush)

@@ -58,6 +58,7 @@ from ._agent_code import (
 )
 from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
+from .faults import unscored
 from .session import DrivenSession, Recorder, off_loop
 from .side_models import SideModels, attach_user, judging
 from .turns import NEXT_USER_TURN, USER_TURN, FollowUp, UserTurns, current_user_turn, refuse_driven
@@ -253,6 +254,15 @@ async def run_episode(
             with contextlib.suppress(Exception):
                 world.close()
         raise
+    except SpecError:  # the run's configuration cannot score this task: the run stops
+        if own_world:
+            world.close()
+        raise
+    except Exception as exc:  # toolproof's own scoring failed: this episode's fault, not the run's
+        if own_world:
+            with contextlib.suppress(Exception):
+                world.close()
+        return unscored(trajectory, exc)
     except BaseException:
         if own_world:
             world.close()

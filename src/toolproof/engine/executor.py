@@ -297,8 +297,18 @@ class LocalExecutor:
         self.worker = worker
 
     async def submit(self, job: EpisodeJob) -> EpisodeRecord:
-        """Run the job here."""
-        return await self.worker.run(job)
+        """Run the job here.
+
+        As in a worker process or a Ray actor, the harness failing outside the episode
+        (rendering the task, making the record) is that episode's infra error, not the
+        run's end; a :class:`SpecError` (the run cannot run this task) still stops the run.
+        """
+        try:
+            return await self.worker.run(job)
+        except SpecError:
+            raise
+        except Exception as exc:
+            return self.worker.infra_failure(job, [f"{type(exc).__name__}: {exc}"[:2000]])
 
 
 @executor("local")

@@ -42,6 +42,7 @@ from toolproof.spec import Problem, SpecError
 
 from .config import RunConfig
 from .executor import EpisodeJob, Worker, executor, share_out
+from .faults import record_json
 
 
 def _import_ray() -> Any:
@@ -78,7 +79,7 @@ class _EpisodeActor:
             record = await self._worker.run(job)
         except Exception as exc:  # the harness failed outside the episode: an infra error
             record = self._worker.infra_failure(job, [f"ray worker: {type(exc).__name__}: {exc}"])
-        return record.model_dump_json()
+        return record_json(record)
 
     def gateway_limit(self) -> int | None:
         """The ``max_concurrent`` of this process's model gateway (for tests)."""

@@ -8,11 +8,17 @@ so finishing a run reads nothing back; ``resume`` runs only the missing episodes
 refuses when the configuration or the suite changed. :meth:`Runner.request_stop` (the CLI calls
 it on Ctrl-C) starts no new episode, cancels the running ones and still writes
 a summary, marked incomplete.
+
+No single episode stops the run (ARCHITECTURE.md, invariant 8): an episode whose record
+the store cannot write is stored as a harness fault (:func:`.faults.unstorable`), and a
+resume drops the stored episodes it cannot read back (a damaged ``trajectories.jsonl``
+line) and runs them again, saying which.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import platform
 import sys
 from collections.abc import Callable, Iterator
@@ -22,12 +28,22 @@ from typing import Any
 from toolproof._version import __version__
 from toolproof.metrics import summarize
 from toolproof.metrics.summary import Summarizer
-from toolproof.results import EpisodeRecord, RunReader, RunStore
+from toolproof.results import (
+    TRAJECTORIES,
+    DamagedRecord,
+    EpisodeRecord,
+    RunReader,
+    RunStore,
+    UnstorableRecord,
+)
 from toolproof.spec import Problem, SpecError, Suite, load_suite
 
 from ._collections import paced_collections
 from .config import RunConfig
 from .executor import EpisodeJob, Executor, Worker, make_executor
+from .faults import unstorable
+
+_log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -89,6 +105,8 @@ class Runner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._summarizer: Summarizer | None = None
+        self._stored: Summarizer | None = None
+        """What a resume found stored (:meth:`check_resumable` counts it once)."""
         self._commit_timer: asyncio.TimerHandle | None = None
         if not config.select(self.suite):
             raise SpecError(
@@ -124,7 +142,9 @@ class Runner:
         }
 
     def check_resumable(self, store: RunStore) -> None:
-        """Refuse to resume a run made under another configuration or suite content.
+        """Refuse to resume a run made under another configuration or suite content; on a
+        resume it may go on with, count what is stored (once: :meth:`run` goes on from it),
+        dropping the episodes that cannot be read back, which run again.
 
         Raises:
             ResumeError: naming each difference.
@@ -151,6 +171,8 @@ class Runner:
                 )
             )
             raise ResumeError(problems)
+        if self._stored is None:
+            self._stored = self._count_stored(store)
 
     def request_stop(self) -> None:
         """Stop the run soon: start no new episode, cancel the running ones, then finalize.
@@ -178,14 +200,10 @@ class Runner:
         worker = Worker(self.config, self.run_dir, self.suite) if self._executor is None else None
         store = RunStore(self.run_dir, commit_every=COMMIT_EVERY)
         try:
-            self.check_resumable(store)
+            self.check_resumable(store)  # a resume: what is stored is counted (once)
             store.set_meta(self.meta())
             done = store.keys()
-            summarizer = Summarizer()
-            if done:  # a resume: count what is stored (once), then each new episode
-                with RunReader(self.run_dir) as reader:
-                    for stored in reader.records():
-                        summarizer.add(stored)
+            summarizer, self._stored = self._stored or Summarizer(), None
             self._summarizer = summarizer
             jobs = (  # lazily: a plan of 50,000 jobs held at once grew the run's memory
                 EpisodeJob(task_id, epoch)
@@ -214,6 +232,35 @@ class Runner:
         finally:
             store.close()
 
+    def _count_stored(self, store: RunStore) -> Summarizer:
+        """The stored episodes counted; those that cannot be read back are dropped from the
+        store (to run again), with a warning naming them and the first one's cause."""
+        summarizer = Summarizer()
+        damaged: list[DamagedRecord] = []
+        with RunReader(self.run_dir) as reader:
+            for stored in reader.records(damaged.append):
+                summarizer.add(stored)
+        if damaged:
+            keys = sorted(d.key for d in damaged)
+            _log.warning(
+                "%s: %d stored episode(s) cannot be read back and run again (%s); the first: %s",
+                self.run_dir / TRAJECTORIES,
+                len(keys),
+                ", ".join(keys[:5]) + (" ..." if len(keys) > 5 else ""),
+                damaged[0].why,
+            )
+            store.forget(set(keys))
+        return summarizer
+
+    def _store(self, store: RunStore, record: EpisodeRecord) -> EpisodeRecord:
+        """Append ``record``; one the store cannot write is stored as a harness fault."""
+        try:
+            store.append(record)
+        except UnstorableRecord as exc:
+            record = unstorable(record, exc)
+            store.append(record)
+        return record
+
     def _commit(self, store: RunStore) -> None:
         self._commit_timer = None
         store.commit()
@@ -228,8 +275,7 @@ class Runner:
                 job = next(jobs, None)
                 if job is None:
                     return
-                record = await executor.submit(job)
-                store.append(record)
+                record = self._store(store, await executor.submit(job))
                 summarizer.add(record)
                 if store.pending and self._commit_timer is None:
                     loop = asyncio.get_running_loop()
