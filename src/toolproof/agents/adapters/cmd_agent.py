@@ -424,7 +424,7 @@ def _check_placement(options: CmdOptions) -> None:
         raise refuse(
             "--sandbox",
             f"cmd agents run in bwrap, which cannot run here: {reason}; or pass "
-            "--sandbox process to run them on this host (NOT isolated)",
+            "--sandbox process --run-commands-on-host to run them on this host (NOT isolated)",
         )
     for value in options.bind:
         host, sep, inside = value.partition(":")
