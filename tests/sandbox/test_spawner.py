@@ -335,7 +335,7 @@ def _stall_during_command(
 ) -> tuple[BaseException | None, object]:
     """Run a command, ``stop`` the spawner (by pid) once it runs; what exec raised or gave."""
     spawner = _spawner(box)
-    token = f"sleep 4.{_nonce()}"
+    token = f"sleep 15.{_nonce()}"  # far longer than the stop takes to land
     outcome: list[object] = []
 
     def run() -> None:
@@ -402,7 +402,7 @@ def test_through_the_gateway_a_stopped_spawner_is_an_infra_error(
     settings = SandboxSpec(backend="bwrap", wall_s=30)
     ctx = ToolContext(world=world, scratch={SETTINGS_KEY: settings})
     gateway = ToolGateway([registry()["run_command"]], ctx, timeout_s=60)
-    token = f"sleep 4.{_nonce()}"
+    token = f"sleep 15.{_nonce()}"  # far longer than the stop takes to land
     try:
         _warm(episode_shell(ctx).box)
         spawner = _spawner(episode_shell(ctx).box)
