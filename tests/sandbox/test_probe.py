@@ -119,3 +119,11 @@ def test_diagnose_reads_the_kernel_setting_that_disables_user_namespaces(
     said = _bwrap.diagnose("bwrap: setting up uid map: Permission denied", None)
     assert "disabled" in said and str(knob) in said and "sysctl -w fix=1" in said
     assert "the harness's user" in said
+
+
+def test_a_missing_bwrap_is_named_with_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_bwrap.shutil, "which", lambda name: None)
+    reason, _, _ = _probe_now()
+    assert reason is not None and "not installed" in reason and "apt-get install" in reason
