@@ -9,7 +9,9 @@ any episode, with the option and the fix; the sandboxed command refuses it again
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +94,16 @@ def test_the_sandboxed_command_refuses_it_again(tmp_path: Path) -> None:
     clone = _clone(tmp_path / "toolproof")
     with pytest.raises(SandboxError, match="answer keys"):
         SandboxedCommand("true", {str(clone): "/opt/agent"}, ResourceLimits(), "bwrap")
+
+
+def test_toolproof_run_refuses_it_before_any_episode(
+    invoke: Callable[..., Any], tmp_path: Path
+) -> None:
+    clone = _clone(tmp_path / "toolproof")
+    refused = invoke(
+        "run", "core", "--task", "hello-file", "--agent", "cmd:cat /opt/a/src/toolproof/x",
+        "--agent-arg", f"bind={clone}:/opt/a", "--out", tmp_path / "run",
+    )  # fmt: skip
+    assert refused.code == 2, refused.err
+    assert "--agent-arg bind" in refused.err and "answer keys" in refused.err
+    assert not (tmp_path / "run").exists()  # nothing ran
