@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolproof.live import Cassette, EgressProxy, TaskAccess
@@ -313,3 +313,45 @@ def test_a_listed_host_that_does_not_resolve_is_an_outage_not_the_agents(
         pytest.raises(LiveInfraError, match="cannot resolve"),
     ):
         http_get(context(), f"http://{HOST}/data")
+
+
+urls = st.one_of(
+    st.text(max_size=60).map(lambda tail: f"http://{HOST}/{tail}"),
+    st.text(max_size=60).map(lambda tail: f"http://{HOST}/data?q={tail}"),
+    st.text(max_size=40).map(lambda text: f"http://{text}"),
+    st.text(max_size=80),
+)
+
+
+@settings(
+    max_examples=max(FUZZ, 80),
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # one service serves all
+)
+@given(
+    url=urls,
+    method=st.sampled_from(["GET", "POST", "PUT", "get", "BREW"]),
+    body=st.text(max_size=30),
+)
+def test_property_any_url_the_agent_sends_is_answered_never_infra(
+    upstream: Upstream, tmp_path_factory: pytest.TempPathFactory, url: str, method: str, body: str
+) -> None:
+    access = {"t1": TaskAccess(SPEC, {"TEST_KEY": ODD_SECRET})}
+    where = tmp_path_factory.mktemp("rec") / "c.yaml"
+    for mode in ("replay", "record"):
+        proxy = EgressProxy(
+            access,
+            mode=mode,  # type: ignore[arg-type]
+            cassette=Cassette(),
+            record_to=where,
+            resolver=upstream.resolver,
+        )
+        with proxy as started, use_egress(started.url, started.token):
+            try:
+                if method == "GET":
+                    http_get(context(), url)
+                else:
+                    http_send(context(), method, url, body=body or None)
+            except ToolError:
+                pass  # the agent's: it sees why

@@ -89,6 +89,9 @@ def _fetch(
         "X-Toolproof-Token": egress.token,
         "X-Toolproof-Task": instance.task.id if instance else "",
         "X-Toolproof-Episode": instance.key if instance else "",
+        # The proxy reads the target from the absolute URL; http.client would derive Host
+        # from it, and fails (an assertion) on an agent's odd host such as "%1F".
+        "Host": f"{egress.host}:{egress.port}",
     }
     try:
         conn.request(method, url, body=body or None, headers=sent)
