@@ -9,9 +9,12 @@ in through its session, and every later call is refused.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from adapter_support import core_instance, provider_options
+import pytest
+from adapter_support import FAST, RawServer, core_instance, provider_options
 
 from toolproof.agents import ToolSession, build_agent, parse_agent_spec
 from toolproof.engine.episode import EpisodeOptions, run_episode
@@ -102,5 +105,58 @@ async def test_an_agent_that_owns_its_loop_submits_through_its_session() -> None
     (refused,) = driven.after
     assert refused.is_error and "an answer was submitted" in refused.content
     assert trajectory.termination is Termination.COMPLETED
+    assert trajectory.final_answer == str(balance)
+    assert score.passed
+
+
+async def test_an_http_agent_is_offered_and_uses_submit_answer() -> None:
+    """The HTTP agent protocol carries submit_answer like any tool; the typed value ends it."""
+    account, balance = _facts()
+    turns = [
+        {"tool_calls": [{"id": "a", "name": "get_balance", "arguments": {"account_id": account}}]},
+        {"tool_calls": [{"id": "b", "name": ANSWER_TOOL, "arguments": {"answer": balance}}]},
+        {"content": "never asked for"},
+    ]
+    responses = [(200, json.dumps(t), "application/json") for t in turns]
+    with RawServer(responses).running() as server:
+        factory = build_agent(parse_agent_spec(server.url, dict(FAST)))
+        trajectory, score = await run_episode(
+            core_instance(TASK), factory, EpisodeOptions(agent_label=server.url)
+        )
+        bodies = list(server.bodies)
+    offered = {t["name"]: t for t in bodies[0]["tools"]}
+    assert offered[ANSWER_TOOL]["parameters"]["properties"]["answer"]["type"] == "number"
+    assert len(bodies) == 2
+    assert trajectory.final_answer == str(balance)
+    assert score.passed
+
+
+async def typed_mcp_agent(task: Any) -> str:
+    """An MCP client agent: reads the balance, then hands it in with submit_answer."""
+    async with task.connect() as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        answer = listed[ANSWER_TOOL].input_schema["properties"]["answer"]
+        assert answer["type"] == "number"
+        account, balance = _facts()
+        read = await session.call_tool("get_balance", {"account_id": account})
+        assert not read.is_error
+        done = await session.call_tool(ANSWER_TOOL, {"answer": balance})
+        assert not done.is_error
+        later = await session.call_tool("list_accounts", {})
+        assert later.is_error  # the answer ended the episode
+    return "the typed answer was handed in"
+
+
+async def test_an_mcp_client_agent_hands_in_the_typed_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("mcp", reason="needs pip install 'toolproof[mcp]'")
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    factory = build_agent(parse_agent_spec("mcp:test_typed_answers:typed_mcp_agent", {}))
+    trajectory, score = await run_episode(
+        core_instance(TASK), factory, EpisodeOptions(agent_label="mcp")
+    )
+    assert trajectory.termination is Termination.COMPLETED, trajectory.error
+    _, balance = _facts()
     assert trajectory.final_answer == str(balance)
     assert score.passed
