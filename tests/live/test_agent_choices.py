@@ -333,9 +333,19 @@ urls = st.one_of(
     url=urls,
     method=st.sampled_from(["GET", "POST", "PUT", "get", "BREW"]),
     body=st.text(max_size=30),
+    headers=st.dictionaries(
+        st.sampled_from(["X-A", "Accept", "X-Toolproof-Task", "Bad Name", "Expect"]),
+        st.text(max_size=20),
+        max_size=2,
+    ),
 )
 def test_property_any_url_the_agent_sends_is_answered_never_infra(
-    upstream: Upstream, tmp_path_factory: pytest.TempPathFactory, url: str, method: str, body: str
+    upstream: Upstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    url: str,
+    method: str,
+    body: str,
+    headers: dict[str, str],
 ) -> None:
     access = {"t1": TaskAccess(SPEC, {"TEST_KEY": ODD_SECRET})}
     where = tmp_path_factory.mktemp("rec") / "c.yaml"
@@ -352,6 +362,6 @@ def test_property_any_url_the_agent_sends_is_answered_never_infra(
                 if method == "GET":
                     http_get(context(), url)
                 else:
-                    http_send(context(), method, url, body=body or None)
+                    http_send(context(), method, url, body=body or None, headers=headers)
             except ToolError:
                 pass  # the agent's: it sees why
