@@ -107,3 +107,50 @@ def test_toolproof_run_refuses_it_before_any_episode(
     assert refused.code == 2, refused.err
     assert "--agent-arg bind" in refused.err and "answer keys" in refused.err
     assert not (tmp_path / "run").exists()  # nothing ran
+
+
+def _agent_with_histories(root: Path) -> Path:
+    """An agent's folder holding its own repository and a bare clone (no work tree)."""
+    root.mkdir()
+    (root / "main.py").write_text("print('hi')\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "init", "-q", "--bare", str(root / "clone.git")], check=True)
+    return root
+
+
+def test_git_histories_in_a_bind_are_covered_inside_the_sandbox(tmp_path: Path) -> None:
+    """A bare clone has no work tree to judge it by: whatever history a bind holds, the
+    sandbox shows an empty directory in its place (the rest of the bind stays)."""
+    from toolproof.sandbox import get_backend
+    from toolproof.spec._answer_keys import histories
+
+    cls = get_backend("bwrap")
+    if cls.unavailable_reason() is not None:
+        pytest.skip(f"bwrap unusable here: {cls.unavailable_reason()}")
+    agent = _agent_with_histories(tmp_path / "agent")
+    found = histories(agent)
+    assert set(found) == {agent / ".git", agent / "clone.git"}
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    look = (
+        "ls -A /opt/agent/.git | wc -l; ls -A /opt/agent/clone.git | wc -l; cat /opt/agent/main.py"
+    )
+    with cls(workspace, ro_binds={str(agent): "/opt/agent"}) as shown:
+        counts = shown.exec(look).stdout.split()
+        assert int(counts[0]) > 0 and int(counts[1]) > 0  # without hide they are there
+    with cls(workspace, ro_binds={str(agent): "/opt/agent"}, hide=found) as box:
+        result = box.exec(look)
+    assert result.stdout == "0\n0\nprint('hi')\n", result
+
+
+def test_the_sandboxed_command_hides_its_binds_histories(tmp_path: Path) -> None:
+    from toolproof.sandbox import get_backend
+
+    if get_backend("bwrap").unavailable_reason() is not None:
+        pytest.skip("bwrap unusable here")
+    agent = _agent_with_histories(tmp_path / "agent")
+    command = SandboxedCommand("true", {str(agent): "/opt/agent"}, ResourceLimits(), "bwrap")
+    try:
+        assert set(command.box.hide) >= {agent / ".git", agent / "clone.git"}
+    finally:
+        command.close()

@@ -266,3 +266,43 @@ def test_a_hostile_sandbox_section_from_yaml_never_loosens(tmp_path: Path) -> No
         load_suite(root)
     fields = {p.field for p in refused.value.problems}
     assert {"sandbox.wall_s", "sandbox.cpu_s", "sandbox.memory_mb", "sandbox.pids"} <= fields
+
+
+_NAMES = st.sampled_from(["a", "b", "toolproof", "suites", "spec", "src", ".git"])
+_TREE = st.lists(st.tuples(st.lists(_NAMES, min_size=1, max_size=4), st.booleans()), max_size=8)
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(tree=_TREE, pick=st.integers(min_value=0, max_value=64))
+def test_a_bind_is_refused_exactly_when_it_shows_an_answer_key(
+    tree: list[tuple[list[str], bool]], pick: int
+) -> None:
+    """Random trees of directories, some with a suite.yaml: the bind is refused iff a key
+    (a suite, a ``toolproof`` folder with ``suites`` or ``spec``) is at, below or above it."""
+    import tempfile
+
+    from toolproof.spec._answer_keys import answer_key_problem
+
+    with tempfile.TemporaryDirectory() as tmp:
+        top = Path(tmp) / "top"
+        top.mkdir()
+        for parts, suite in tree:
+            folder = top.joinpath(*parts)
+            folder.mkdir(parents=True, exist_ok=True)
+            if suite:
+                (folder / "suite.yaml").write_text("name: x\n")
+        folders = sorted(p for p in top.rglob("*") if p.is_dir()) or [top]
+        bound = folders[pick % len(folders)]
+
+        def key(folder: Path) -> bool:
+            return (folder / "suite.yaml").is_file() or (
+                folder.name == "toolproof"
+                and ((folder / "suites").is_dir() or (folder / "spec").is_dir())
+            )
+
+        around = [bound, *[p for p in bound.parents if p.is_relative_to(top)]]
+        below = [  # a .git below is judged by its work tree (and hidden by the sandbox)
+            p for p in bound.rglob("*") if p.is_dir() and ".git" not in p.relative_to(bound).parts
+        ]
+        expected = any(key(p) for p in [*around, *below])
+        assert (answer_key_problem(bound) is not None) is expected, bound

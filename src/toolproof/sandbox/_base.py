@@ -76,6 +76,7 @@ class Sandbox(Launcher, ABC):
         *,
         image: str | None = None,
         ro_binds: Mapping[str, str] | None = None,
+        hide: Sequence[Path] = (),
     ) -> None:
         """Check the arguments and that the backend can run on this host.
 
@@ -87,6 +88,9 @@ class Sandbox(Launcher, ABC):
                 absolute path inside (e.g. a shared tool cache at ``/opt/toolproof-env``).
                 bwrap and the containers mount them read-only there; the process backend
                 cannot remap paths and rewrites the inside paths in ``env`` values instead.
+            hide: Host directories inside ``ro_binds`` never shown (covered by an empty
+                directory where a bind shows them): the git histories of a bound
+                directory, say. bwrap honours it (the ``cmd:`` agents' backend).
 
         Raises:
             SandboxError: The workspace is not a directory, ``image`` does not fit
@@ -116,6 +120,7 @@ class Sandbox(Launcher, ABC):
         self.limits = limits
         self.image = image
         self.ro_binds = check_binds(ro_binds)
+        self.hide = tuple(Path(path).resolve() for path in hide)
         #: ``ro_binds`` sources re-bound where the sandbox user can reach them: the
         #: host path each one shows (so a backend can tell what is inside it).
         self.bind_origins: dict[str, str] = {}

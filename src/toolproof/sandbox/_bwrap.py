@@ -388,6 +388,7 @@ class BwrapSandbox(Sandbox):
                 tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
                 ro_binds=self.ro_binds,
                 seccomp_fd=seccomp,
+                hide=(PACKAGE, *self.hide),
                 origins=self.bind_origins,
             )
             return self._exec_limited(

@@ -18,7 +18,9 @@ What counts as an answer key (``KEYS``):
 
 A directory that lies inside such a repository but outside its keys (a virtualenv
 made in a clone, its ``scripts``) shows neither the ``.git`` nor a suite, and may be
-bound; one inside a key (a suite's ``tasks``, the package's ``suites``) may not.
+bound; one inside a key (a suite's ``tasks``, the package's ``suites``) may not. Any
+git history left in a bound directory (a bare clone has no work tree to judge it by;
+an agent's own repository) is covered inside the sandbox (:func:`histories`).
 
 The walk below a directory never follows a symbolic link, does not enter ``.git``
 and stops after :data:`MAX_ENTRIES` entries: a larger tree cannot be shown to be
@@ -32,7 +34,7 @@ import functools
 import os
 from pathlib import Path
 
-__all__ = ["MAX_ENTRIES", "answer_key_problem", "package_dir"]
+__all__ = ["MAX_ENTRIES", "answer_key_problem", "histories", "package_dir"]
 
 MAX_ENTRIES = 200_000
 """Entries walked below one bound directory before it is refused as too large to check."""
@@ -56,6 +58,45 @@ def _is_key(directory: Path) -> str | None:
     return None
 
 
+def _is_bare(directory: Path, dirs: list[str], files: list[str]) -> bool:
+    """Whether ``directory`` is a bare git repository (``HEAD``, ``objects``, ``refs``)."""
+    return "HEAD" in files and {"objects", "refs"} <= set(dirs)
+
+
+@functools.lru_cache(maxsize=256)
+def _histories(top: Path) -> tuple[Path, ...]:
+    histories: list[Path] = []
+    seen = 0
+    for current, dirs, files in os.walk(top, followlinks=False):
+        here = Path(current)
+        if _is_bare(here, dirs, files):
+            histories.append(here)
+            dirs.clear()
+            continue
+        if ".git" in dirs:
+            histories.append(here / ".git")
+            dirs.remove(".git")
+        seen += len(dirs) + len(files)
+        if seen > MAX_ENTRIES:
+            break  # answer_key_problem refuses such a tree
+    return tuple(histories)
+
+
+def histories(host: str | Path) -> tuple[Path, ...]:
+    """Every git history at or below the directory ``host``: ``.git`` directories and
+    bare repositories (their objects hold every file ever committed).
+
+    A bind that passed :func:`answer_key_problem` may still hold one (a bare clone has
+    no work tree to judge it by, an agent's own repository has its history): the
+    sandbox covers each with an empty directory, so no history is ever shown.
+    """
+    try:
+        path = Path(host).resolve()
+        return _histories(path) if path.is_dir() else ()
+    except (OSError, RuntimeError):
+        return ()
+
+
 def _key_below(top: Path, budget: int = MAX_ENTRIES) -> tuple[Path, str] | None:
     """The first answer key at or below ``top``: (where, what), or None.
 
@@ -70,6 +111,8 @@ def _key_below(top: Path, budget: int = MAX_ENTRIES) -> tuple[Path, str] | None:
             return here, found
         if ".git" in dirs:
             dirs.remove(".git")  # its history is judged by the work tree around it
+        if _is_bare(here, dirs, _files):
+            dirs.clear()  # no work tree: hidden by the sandbox (``histories``)
         seen += len(dirs) + len(_files)
         if seen > budget:
             raise OverflowError(seen)

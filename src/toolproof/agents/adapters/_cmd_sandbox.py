@@ -9,7 +9,8 @@ Per episode::
 A ``bind`` path (or the ``cwd``) that shows answer keys (a suite, a copy or clone of
 toolproof, a git repository holding either, or a directory inside one) is refused before
 any episode (:func:`answer_key_binds`): the sandbox would hand the agent every task file,
-hidden test and reference solution (docs/isolation.md).
+hidden test and reference solution (docs/isolation.md). Any git history left in a bind
+(the agent's own ``.git``, a bare clone) is covered by an empty directory inside.
 
 The command runs as ``python3 -I /run/toolproof/forward.py SPEC -- /bin/sh -c COMMAND`` in a
 fresh bwrap sandbox (no network but its private loopback, a new environment, the host's
@@ -43,7 +44,7 @@ from toolproof.sandbox import (
     reachable_tmp,
     sandbox_owner,
 )
-from toolproof.spec._answer_keys import answer_key_problem
+from toolproof.spec._answer_keys import answer_key_problem, histories
 
 INSIDE = "/run/toolproof"
 """The bridge directory inside the sandbox (see ``toolproof.mcp._bridge.INSIDE_DIR``)."""
@@ -184,6 +185,7 @@ class SandboxedCommand:
                 self.workspace,
                 limits,
                 ro_binds={str(self.bridge_dir): INSIDE, **python_binds, **binds},
+                hide=[found for host in binds for found in histories(host)],  # no git history
             )
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
