@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 from typing import Any
 
@@ -19,6 +20,8 @@ import pytest
 pytest.importorskip("mcp", reason="needs pip install 'toolproof[mcp]'")
 
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -122,8 +125,8 @@ async def test_idle_connections_to_an_endpoint_stay_bounded() -> None:
     assert closed >= MAX_CONNECTIONS * 2  # the oldest idle connections were closed
 
 
-def _nested(depth: int) -> Any:
-    value: Any = "leaf"
+def _nested(depth: int, value: Any = "leaf") -> Any:
+    """``value`` inside ``depth`` lists."""
     for _ in range(depth):
         value = [value]
     return value
@@ -172,3 +175,33 @@ async def test_a_lone_surrogate_escape_in_arguments_never_reaches_the_host() -> 
     assert answer.status_code == 400
     assert answer.json()["error"]["code"] == -32700  # the SDK's parse error: the agent's
     assert host.calls == [("lookup", {"key": "a"})]  # the surrogate never reached the host
+
+
+FUZZ = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "0") or 0)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=max(FUZZ, 60), derandomize=True, deadline=None)
+@given(value=json_values, depth=st.integers(0, 50))
+def test_property_arguments_reach_the_host_as_plain_json_or_are_refused(
+    value: Any, depth: int
+) -> None:
+    arguments = {"key": _nested(depth, value)}
+
+    async def call() -> tuple[Host, Any]:
+        host = Host()
+        async with Client(build_server(host, ServeState())) as client:
+            return host, await client.call_tool("lookup", arguments)
+
+    host, result = asyncio.run(call())
+    if result.is_error:
+        assert host.calls == []
+        assert text(result).startswith("error: arguments")
+    else:
+        ((name, seen),) = host.calls
+        assert name == "lookup"
+        assert json.loads(json.dumps(seen)) == seen  # plain JSON data, nothing else
