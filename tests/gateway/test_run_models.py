@@ -126,3 +126,18 @@ def test_the_option_is_kept_in_the_runs_agent_options(
         config = reader.meta()["config"]
     assert config["agent_options"]["allow_other_models"] is True
     assert config["model"] == "openai:gpt-4o-mini"
+
+
+def test_the_route_holds_the_runs_model_and_the_option() -> None:
+    from toolproof.agents.adapters._via_gateway import gateway_plan
+    from toolproof.spec import SpecError
+
+    held = gateway_plan({"model": "gpt-4o-mini"}, "agent").route
+    assert (held.model, held.allow_other_models) == ("gpt-4o-mini", False)
+    assert held.refusal("gpt-4o-mini") is None
+    assert "allows only 'gpt-4o-mini'" in (held.refusal("gpt-4o") or "")
+    free = gateway_plan({"model": "gpt-4o-mini", "allow_other_models": True}, "agent").route
+    assert free.refusal("gpt-4o") is None
+    assert gateway_plan({}, "agent").route.refusal("anything") is None  # the run named none
+    with pytest.raises(SpecError, match="allow_other_models"):
+        gateway_plan({"allow_other_models": "yes"}, "agent")
