@@ -2,11 +2,12 @@
 
 ``sandbox:`` says where ``run_command`` runs and under which limits; ``policy:``
 lists calls a task forbids (a guard rail for honest mistakes: the sandbox, not
-the policy, is the security boundary). Both may be given in ``suite.yaml`` (the
-defaults of every task) and in a task file (which overrides field by field)::
+the policy, is the security boundary). Both may be given in ``suite.yaml`` (for
+every task) and in a task file (the sandbox: the stronger of the two per field; the
+policy: both rule lists)::
 
     sandbox:
-      backend: bwrap          # bwrap | process | podman | docker (default: the run's)
+      backend: bwrap          # bwrap | podman | docker (process: --run-commands-on-host)
       wall_s: 60              # one command at most (the agent may ask for less)
       command_time_s: 300     # all commands of an episode together
       workspace_mb: 100       # passing it ends the episode (resource_limit)
@@ -198,7 +199,11 @@ class SandboxSpec(BaseModel):
         return value
 
     def over(self, base: SandboxSpec | None) -> SandboxSpec:
-        """These settings where given, ``base``'s elsewhere (``env``, ``ro_binds`` merged)."""
+        """These settings where given, ``base``'s elsewhere (``env``, ``ro_binds`` merged).
+
+        For the harness's own additions (a pinned tool environment's mount); a task's or
+        suite's settings are combined by :func:`effective_sandbox`, never by this.
+        """
         if base is None:
             return self
         mine = self.model_dump(exclude_none=True)
