@@ -49,6 +49,7 @@ from ..base import (
 )
 from ..limits import AgentFault
 from ._caller import ModelCaller
+from ._http import ssl_context
 from ._options import CallOptions, parse_options
 from ._reply import ModelReply, ReplyCall
 from ._retry import Failure, status_failure
@@ -222,7 +223,10 @@ class HttpAgent:
         headers = {"user-agent": f"toolproof ({PROTOCOL})"}
         if options.api_key:
             headers["authorization"] = f"Bearer {options.api_key}"
-        self._client = httpx.AsyncClient(timeout=options.timeout, headers=headers)
+        # The process's TLS context: building one per episode loads the CA bundle each time.
+        self._client = httpx.AsyncClient(
+            timeout=options.timeout, headers=headers, verify=ssl_context()
+        )
 
     def request(self, observation: Observation) -> dict[str, Any]:
         """The JSON body of one turn's request."""
