@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("toolproof.cli._env:env", "Set up and check a suite's pinned tool environments."),
     "check-task": ("toolproof.cli._check_task:check_task", "The quality gate of tasks."),
     "new-task": ("toolproof.cli._new_task:new_task", "Scaffold a task file to fill in."),
+    "export": ("toolproof.cli._export:export", "Export a run: Inspect, OTel, CSV, Parquet, JUnit."),
 }
 
 
