@@ -19,7 +19,7 @@ Layout::
                         pass_loose, efficiency, tool_use, redundancy, latency, tokens,
                         cost, judge, answers, terminations, failure_modes
     breakdown           {category|type|difficulty|domain|tag|scoring: {group: <metric block>}}
-    tasks               {task id: {facts..., episodes, scored, passed, infra_errors,
+    tasks               {task id: {facts..., episodes, scored, passed, passed_loose, infra_errors,
                                    levels, failure_modes, fraction_mean}}
 """
 
@@ -52,6 +52,7 @@ def episode_numbers(record: EpisodeRecord) -> dict[str, Any]:
     return {
         "epoch": stats.epoch,
         "passed": stats.passed,
+        "passed_loose": stats.passed_loose,
         "level": stats.level,
         "termination": stats.termination,
         "fraction": _r(stats.fraction),
@@ -73,7 +74,17 @@ def episode_numbers(record: EpisodeRecord) -> dict[str, Any]:
 class _TaskCounts:
     """One task's counts for ``summary.json``'s ``tasks`` (a few numbers, not a list)."""
 
-    __slots__ = ("episodes", "facts", "fraction", "infra", "levels", "modes", "passed", "scored")
+    __slots__ = (
+        "episodes",
+        "facts",
+        "fraction",
+        "infra",
+        "levels",
+        "loose",
+        "modes",
+        "passed",
+        "scored",
+    )
 
     def __init__(self, stats: EpisodeStats) -> None:
         self.facts = {
@@ -84,7 +95,7 @@ class _TaskCounts:
             "tags": list(stats.tags),
             "judged": stats.judged,
         }
-        self.episodes = self.scored = self.passed = self.infra = 0
+        self.episodes = self.scored = self.passed = self.loose = self.infra = 0
         self.levels: Counter[str] = Counter()
         self.modes: Counter[str] = Counter()
         self.fraction = 0.0
@@ -98,6 +109,7 @@ class _TaskCounts:
             return
         self.scored += 1
         self.passed += stats.passed
+        self.loose += stats.passed_loose
         self.levels[stats.level] += 1
         self.fraction += stats.fraction
         if stats.failure_mode is not None and not stats.passed:
@@ -109,6 +121,7 @@ class _TaskCounts:
             "episodes": self.episodes,
             "scored": self.scored,
             "passed": self.passed,
+            "passed_loose": self.loose,
             "infra_errors": self.infra,
             "success_rate": _r(self.passed / self.scored) if self.scored else None,
             "fraction_mean": _r(self.fraction / self.scored) if self.scored else None,
