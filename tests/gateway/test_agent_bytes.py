@@ -441,3 +441,36 @@ def test_a_forwarded_header_the_provider_cannot_take_is_the_agents_400(
     assert link.infra_error is None
     gateway.close(link)
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_flood_of_large_refused_requests_keeps_only_digests(gateway: ModelGateway) -> None:
+    from toolproof.gateway._link import RequestDigest
+
+    big = "x" * (200 * 1024)
+    with ModelServer([ScriptedReply("never")]) as server:
+        link = gateway.open(route_to(server, model=RUN_MODEL), epoch=0)
+        url = f"{link.urls()['openai']}/chat/completions"
+        body = {"model": "other", "messages": [{"role": "user", "content": big}]}
+        with httpx.Client(timeout=30) as client:
+            statuses = {client.post(url, json=body).status_code for _ in range(100)}
+        assert server.calls == 0
+    assert statuses == {400}
+    assert len(link.calls) == 100
+    assert all(isinstance(c.request, RequestDigest) for c in link.calls)  # no 20 MB kept
+    assert link.calls[0].summary()["request_messages"] == 1
+    gateway.close(link)
+
+
+def test_older_calls_keep_their_summary_and_drop_their_body(gateway: ModelGateway) -> None:
+    from toolproof.gateway._link import KEEP_WHOLE, RequestDigest
+
+    with ModelServer(lambda request: ScriptedReply("ok", usage=(1, 1))) as server:
+        seen: list[dict[str, Any]] = []
+        link = gateway.open(route_to(server), epoch=0, sink=lambda c: seen.append(c.summary()))
+        for _ in range(KEEP_WHOLE + 4):
+            chat(link)
+    assert [isinstance(c.request, RequestDigest) for c in link.calls] == [True] * 4 + [
+        False
+    ] * KEEP_WHOLE
+    assert [c.summary() for c in link.calls] == seen  # the trajectory's record is unchanged
+    gateway.close(link)

@@ -151,11 +151,9 @@ async def forward(
     refused = route.refusal(model)
     if refused is not None:  # the run's key pays for the run's model only
         shown = json.dumps(error_body(api, refused, code="model_not_allowed"))
-        link.add(
-            ModelCall(
-                api, model, 400, 0.0, False, Usage(input_tokens=0, output_tokens=0), body, shown
-            )
-        )
+        unpaid = Usage(input_tokens=0, output_tokens=0)
+        # kept by its digest at once: refusals cost the agent nothing, so they may be many
+        link.add(ModelCall(api, model, 400, 0.0, False, unpaid, body, shown).compact())
         return error(api, 400, refused, code="model_not_allowed")
     upstream = route.upstreams.get(api)
     if upstream is None:
@@ -244,6 +242,9 @@ async def _fetch(
             for slots in (limit, route.slots()):
                 if slots is not None:
                     await held.enter_async_context(slots)
+            if upstream.call is not None:  # a provider behind a library (litellm:)
+                route.upstream_calls += 1
+                return await upstream.call(rest, body)
             return await _post(url, headers, content)
 
     async def _post(url: str, headers: dict[str, str], content: bytes) -> UpstreamReply:

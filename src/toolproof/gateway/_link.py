@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -16,6 +17,32 @@ from ._route import Route
 
 REPLY_CHARS = 64 * 1024
 """The most characters of a reply kept in the trajectory."""
+
+KEEP_WHOLE = 16
+"""An episode's latest calls kept whole on its link; older ones keep their request's digest
+and the reply's first :data:`REPLY_CHARS` characters only, so that an episode sending
+thousands of large requests (refused ones included) cannot grow the harness's memory."""
+
+
+@dataclass(frozen=True)
+class RequestDigest:
+    """What an older call keeps of its request: the sha256 of its canonical JSON and the
+    number of its messages (what the trajectory records of every call)."""
+
+    sha256: str
+    messages: int
+
+
+def request_digest(request: Any) -> RequestDigest:
+    """The digest of a request body (``request_sha256`` in the trajectory)."""
+    if isinstance(request, RequestDigest):
+        return request
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"))
+    messages = request.get("messages") if isinstance(request, dict) else None
+    return RequestDigest(
+        hashlib.sha256(canonical.encode()).hexdigest(),
+        len(messages) if isinstance(messages, list) else 0,
+    )
 
 
 def new_token() -> str:
@@ -34,7 +61,8 @@ class ModelCall:
         latency_s: Seconds the call took (near 0 for a cached reply).
         cached: True when the reply came from the cache (no provider call).
         usage: Tokens and cost.
-        request: The request body as the agent sent it.
+        request: The request body as the agent sent it (its :class:`RequestDigest` once
+            the call is no longer among the link's latest).
         reply: The reply body as the agent got it (text; an SSE stream as sent).
     """
 
@@ -51,8 +79,7 @@ class ModelCall:
         """The call as plain data for the trajectory: the request by its digest (the whole
         transcript in every call would grow the record quadratically), the reply as sent
         (cut at ``max_reply_chars``), tokens, cost and latency."""
-        canonical = json.dumps(self.request, sort_keys=True, separators=(",", ":"))
-        messages = self.request.get("messages") if isinstance(self.request, dict) else None
+        digest = request_digest(self.request)
         return {
             "api": self.api,
             "model": self.model,
@@ -60,11 +87,18 @@ class ModelCall:
             "latency_s": round(self.latency_s, 6),
             "cached": self.cached,
             "usage": self.usage.model_dump(mode="json"),
-            "request_sha256": hashlib.sha256(canonical.encode()).hexdigest(),
-            "request_messages": len(messages) if isinstance(messages, list) else 0,
+            "request_sha256": digest.sha256,
+            "request_messages": digest.messages,
             "reply": self.reply[:max_reply_chars],
             "reply_truncated": len(self.reply) > max_reply_chars,
         }
+
+    def compact(self) -> ModelCall:
+        """The call as an older one is kept: the request's digest, the reply cut after
+        :data:`REPLY_CHARS` characters (its summary is the same)."""
+        return dataclasses.replace(
+            self, request=request_digest(self.request), reply=self.reply[: REPLY_CHARS + 1]
+        )
 
 
 Sink = Callable[[ModelCall], None]
@@ -116,9 +150,12 @@ class EpisodeLink:
         return env
 
     def add(self, call: ModelCall) -> None:
-        """Record a call and tell the sink."""
+        """Record a call and tell the sink (the latest :data:`KEEP_WHOLE` are kept whole)."""
         with self._lock:
             self.calls.append(call)
+            older = len(self.calls) - KEEP_WHOLE - 1
+            if older >= 0:
+                self.calls[older] = self.calls[older].compact()
             sink = self.sink
         if sink is not None:
             sink(call)
