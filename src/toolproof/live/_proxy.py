@@ -195,7 +195,7 @@ class EgressProxy:
                 )
             self.limits.take(f"{task}/{headers.get(EPISODE_HEADER, '')}", access.spec)
         except Refused as exc:
-            self._note(method, url, f"refused: {exc}")
+            self._note(method, url[:MAX_URL_CHARS], f"refused: {exc}")
             return _answer(exc.status, "refused", str(exc))
         shown = normalise_url(url, access.secret_params())
         key = request_key(method, shown, body)
