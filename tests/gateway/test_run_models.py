@@ -141,3 +141,21 @@ def test_the_route_holds_the_runs_model_and_the_option() -> None:
     assert gateway_plan({}, "agent").route.refusal("anything") is None  # the run named none
     with pytest.raises(SpecError, match="allow_other_models"):
         gateway_plan({"allow_other_models": "yes"}, "agent")
+
+
+CRASHES_ON_REFUSAL = """
+import openai
+client = openai.OpenAI(max_retries=0)
+client.chat.completions.create(model="gpt-5-pro", messages=[{"role": "user", "content": "hi"}])
+"""
+
+
+async def test_an_agent_that_crashes_on_the_refusal_is_an_agent_error(tmp_path: Path) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(CRASHES_ON_REFUSAL)
+    with ModelServer([ScriptedReply("never")]) as server:
+        options = {"provider": "openai", "model": "gpt-4o-mini", "base_url": server.base_url}
+        record = await run_cmd(script, {**options, "api_key": "sk-run"})
+        assert server.calls == 0
+    assert record.trajectory.termination is Termination.AGENT_ERROR, record.trajectory.error
+    assert record.score is not None and not record.score.passed
