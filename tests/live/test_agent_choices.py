@@ -365,3 +365,10 @@ def test_property_any_url_the_agent_sends_is_answered_never_infra(
                     http_send(context(), method, url, body=body or None, headers=headers)
             except ToolError:
                 pass  # the agent's: it sees why
+
+
+def test_the_service_is_asked_for_an_uncompressed_body_whatever_the_agent_asks(
+    recording: EgressProxy,
+) -> None:
+    result = http_send(context(), "GET", f"http://{HOST}/echo", headers={"Accept-Encoding": "gzip"})
+    assert result["body"]["headers"]["Accept-Encoding"] == "identity"

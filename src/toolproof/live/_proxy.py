@@ -65,6 +65,7 @@ _HOP = {
     "upgrade",
     "host",
     "content-length",
+    "accept-encoding",  # the proxy asks for identity: a compressed body could hide a secret
 }
 MAX_BODY = 16 * 1024 * 1024
 """Largest request body the proxy reads at all (the per-task limit is checked after)."""
@@ -279,6 +280,7 @@ class EgressProxy:
         try:
             default = {"http": 80, "https": 443}[target.scheme]
             out["Host"] = target.host if target.port == default else f"{target.host}:{target.port}"
+            out["Accept-Encoding"] = "identity"  # bodies the scrubber can read
             try:  # http.client checks the request line and headers before it sends a byte
                 conn.request(method.upper(), path, body=body or None, headers=out)
             except (ValueError, http.client.InvalidURL) as exc:  # the agent's bytes
