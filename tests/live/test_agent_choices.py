@@ -372,3 +372,11 @@ def test_the_service_is_asked_for_an_uncompressed_body_whatever_the_agent_asks(
 ) -> None:
     result = http_send(context(), "GET", f"http://{HOST}/echo", headers={"Accept-Encoding": "gzip"})
     assert result["body"]["headers"]["Accept-Encoding"] == "identity"
+
+
+def test_a_body_compressed_though_not_asked_for_is_scrubbed_decompressed(
+    recording: EgressProxy,
+) -> None:
+    result = http_get(context(), f"http://{HOST}/mirror-gzip")
+    assert result["body"]["raw"] == "<redacted>"
+    assert leaks(json.dumps(result, ensure_ascii=False).encode(), ODD_SECRET) == []

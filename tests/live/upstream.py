@@ -13,6 +13,7 @@ request never left the proxy.
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -77,6 +78,15 @@ def handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
             elif parts.path == "/mirror-redirect":
                 key = query.get("key") or self.headers.get("X-Api-Key") or ""
                 self._reply(302, {}, {"Location": f"/data?seen={quote(key, safe='')}"})
+            elif parts.path == "/mirror-gzip":  # compresses, though asked not to
+                key = query.get("key") or self.headers.get("X-Api-Key") or ""
+                data = gzip.compress(json.dumps(mirror(self.path, key)).encode())
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
             elif parts.path == "/big":
                 self._reply(200, {"blob": "x" * 5000})
             else:

@@ -31,6 +31,7 @@ import secrets as _secrets
 import socket
 import ssl
 import threading
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -287,6 +288,8 @@ class EgressProxy:
                 raise Refused(f"invalid request: {exc}", 400) from None
             reply = conn.getresponse()
             data = reply.read(access.spec.max_response_bytes + 1)
+            encoding = (reply.getheader("content-encoding") or "").strip().lower()
+            data = _decoded(data, encoding, access.spec.max_response_bytes + 1)
             kept = {
                 k.lower(): access.scrub(v.encode("latin-1", "replace")).decode("latin-1")
                 for k, v in reply.getheaders()
@@ -314,6 +317,20 @@ def _connection(target: Target, address: str, port: int, timeout_s: float) -> An
             self.sock = context.wrap_socket(sock, server_hostname=target.host)
 
     return _PinnedTLS(target.host, target.port, timeout=timeout_s, context=context)
+
+
+def _decoded(data: bytes, encoding: str, limit: int) -> bytes:
+    """A gzip or deflate body decompressed (at most ``limit`` bytes), for a service that
+    compresses though asked not to: the scrubber must read what the agent will."""
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        return data
+    window = 47 if encoding != "deflate" else 15  # 47: gzip or zlib header, detected
+    for bits in (window, -15):  # a raw deflate stream, as some servers send
+        try:
+            return zlib.decompressobj(bits).decompress(data, limit)
+        except zlib.error:
+            continue
+    return data
 
 
 def _checked_url(url: str) -> str:
