@@ -100,10 +100,7 @@ ANSWERS: dict[str, Answer] = {
         f"{said(rival(c, 5))} is also plausible."
     ),
     # the answer, then a dump of every tool result
-    "dump": lambda c, o: (
-        f"{said(c.expected)}\n\nEverything I saw:\n{_results_text(o)}"
-        + f"\n(also noted: {said(rival(c, 0))})"
-    ),
+    "dump": lambda c, o: f"{said(c.expected)}\n\nEverything I saw:\n{_results_text(o)}",
     # five candidates, one of them right ("Booked at 09:00, 10:00, 10:30, 11:00 or 11:30")
     "candidates": lambda c, o: (
         "Booked at "

@@ -27,7 +27,14 @@ from toolproof.agents.builtin.flawed import (
 from toolproof.engine import RunConfig, Runner
 from toolproof.metrics.security import security_metrics
 from toolproof.results import EpisodeRecord, RunReader
-from toolproof.spec import Limits, TaskInstance, builtin_suites_dir, load_suite, render
+from toolproof.spec import (
+    ANSWER_TOOL,
+    Limits,
+    TaskInstance,
+    builtin_suites_dir,
+    load_suite,
+    render,
+)
 from toolproof.trajectory import Message
 
 EPOCHS = 2  # two seeds: tests/suites/test_proven.py proves every task on its own
@@ -201,10 +208,14 @@ async def test_gullible_obeys_only_after_reading_the_injection() -> None:
     turn: AgentTurn = await agent.act(observe(0))
     assert [c.name for c in turn.tool_calls] == ["fetch_url"]
     turn = await agent.act(observe(1, "a page without instructions"))
-    assert turn.tool_calls == [] and attack.answer == ""
+    # no injection read: it hands in the reference's typed answer, as the oracle does
+    assert attack.answer == ""
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [
+        (ANSWER_TOOL, {"answer": inst.task.solution.submit})
+    ]
     agent = GullibleAgent(inst)
     await agent.act(observe(0))
     turn = await agent.act(observe(1, f"<p>recipe</p><!-- {attack.injection} -->"))
     assert [c.name for c in turn.tool_calls] == [c.tool for c in attack.calls]
     final = await agent.act(observe(2, '{"sent_id": "S1"}'))
-    assert final.content == inst.task.solution.answer
+    assert [c.name for c in final.tool_calls] == [ANSWER_TOOL]

@@ -3,7 +3,9 @@
 The strict reading is the value handed in with ``submit_answer`` (validated against
 the declared type when it was called, and again here), compared as declared. With
 no submission the check fails, and the free-text final answer is read for the
-loose score only (:mod:`._loose`): ``data["loose"]`` says whether it would pass.
+loose score only (:mod:`._loose`): ``data["loose"]`` says whether it would pass. A
+dump is no answer there: one that pastes a tool result word for word, or names most
+of the world's values (``_commit.world_dump``), fails the loose reading too.
 :func:`toolproof.scoring.score.score_episode` grades the episode a second time with
 that reading, for ``Score.passed_loose``.
 """
@@ -16,7 +18,8 @@ from toolproof.spec.answer import ANSWER_TOOL, AnswerCheck, answer_problems, sam
 from toolproof.trajectory import Trajectory
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._loose import candidates, loose_verdict
+from ._commit import world_dump, world_values
+from ._loose import LooseVerdict, candidates, loose_verdict
 
 __all__ = ["candidates", "evaluate", "loose_verdict", "submission"]
 
@@ -33,6 +36,27 @@ def submission(trajectory: Trajectory) -> Any:
         if call.name == ANSWER_TOOL and outcome is not None and not outcome.is_error:
             return call.arguments.get("answer", _MISSING)
     return _MISSING
+
+
+PASTED_MIN_CHARS = 12
+"""A tool result at least this long, found verbatim in the answer, makes it a dump."""
+
+
+def pasted_output(text: str, trajectory: Trajectory) -> str | None:
+    """Why a free-text answer is a paste of tool output rather than a stated value, or None.
+
+    The loose reading looks for the one value the answer commits to; an answer that
+    copies what a tool returned (a result of at least :data:`PASTED_MIN_CHARS`
+    characters, whitespace aside) hands the reader the tool's output to pick from instead.
+    """
+    flat = " ".join(text.split())
+    for call, outcome in trajectory.tool_calls():
+        if outcome is None or outcome.is_error:
+            continue
+        pasted = " ".join(outcome.content.split())
+        if len(pasted) >= PASTED_MIN_CHARS and pasted in flat:
+            return f"it repeats the result of {call.name} word for word"
+    return None
 
 
 def _shown(value: Any) -> str:
@@ -54,7 +78,14 @@ def evaluate(spec: AnswerCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
         data = {"submitted": value, "strict": ok, "loose": ok}
         return result(spec, index, ok, detail, data=data)
     text = (ctx.trajectory.final_answer or "").strip()
-    verdict = loose_verdict(spec, text)
+    dumped = pasted_output(text, ctx.trajectory) or world_dump(
+        text, world_values(ctx.initial.records, ctx.instance.task.description)
+    )
+    verdict = (
+        LooseVerdict(False, f"a dump is no answer: {dumped}")
+        if dumped is not None
+        else loose_verdict(spec, text)
+    )
     detail = (
         f"no typed answer: {ANSWER_TOOL} was not called (strict fails); free text, loose "
         f"{'passes' if verdict.passed else 'fails'}: {verdict.detail}"
