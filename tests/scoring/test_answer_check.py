@@ -1,0 +1,76 @@
+"""The ``answer`` check and the episode's strict and loose passes (scoring/checks/answer.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.scoring.checks.answer import pasted_output
+from toolproof.spec import ANSWER_TOOL
+from toolproof.trajectory import Message, Step, Termination, ToolCall, ToolResult, Trajectory
+
+from .scoring_kit import score
+
+ANSWER = {"kind": "answer", "type": {"type": "integer"}, "expected": 7}
+SOLUTION = {"calls": [{"tool": "get_stock", "args": {"product_id": "A"}}], "submit": 7}
+LOOKUP = ("get_stock", {"product_id": "A"})
+
+
+def _run(answer: str | None, calls: list[Any], checks: list[dict[str, Any]] | None = None) -> Any:
+    return score(checks or [ANSWER], answer=answer, calls=calls, solution=SOLUTION)
+
+
+def test_the_submitted_value_passes_strict_and_loose() -> None:
+    result = _run(None, [LOOKUP, (ANSWER_TOOL, {"answer": 7})])
+    assert result.passed and result.passed_loose
+    assert result.tool_calls == 1  # the submission is not a tool call
+    (answer,) = result.checks
+    assert answer.data == {"submitted": 7, "strict": True, "loose": True}
+
+
+def test_a_wrong_submission_fails_both_whatever_the_text_says() -> None:
+    result = _run("7", [LOOKUP, (ANSWER_TOOL, {"answer": 8})])
+    assert not result.passed and not result.passed_loose
+
+
+def test_a_refused_submission_does_not_count() -> None:
+    """A submission the gateway refused (an error result) is no submission."""
+    result = _run("7", [LOOKUP, (ANSWER_TOOL, {"answer": "7 or 8"}, True)])
+    assert not result.passed
+    assert result.passed_loose  # the text says 7 and nothing else
+
+
+def test_free_text_passes_loose_only() -> None:
+    result = _run("There are 7 units.", [LOOKUP])
+    assert not result.passed and result.passed_loose
+    assert result.level.value == "fail"  # the answer is the only progress check
+
+
+def test_loose_never_rescues_another_failing_check() -> None:
+    checks = [ANSWER, {"kind": "process", "must_call": ["adjust_stock"]}]
+    result = _run("There are 7 units.", [LOOKUP], checks)
+    assert not result.passed and not result.passed_loose
+
+
+def _with_result(content: str) -> Trajectory:
+    call = ToolCall(id="c0", name="get_stock", arguments={"product_id": "A"})
+    result = ToolResult(call_id="c0", name="get_stock", content=content)
+    step = Step(index=0, message=Message(role="assistant", tool_calls=[call]), results=[result])
+    return Trajectory(
+        episode_id="t#0",
+        task_id="t",
+        epoch=0,
+        seed=0,
+        agent="test",
+        prompt=[],
+        steps=[step],
+        termination=Termination.COMPLETED,
+    )
+
+
+def test_an_answer_that_pastes_a_tool_result_is_a_dump() -> None:
+    """The value followed by the tool's output, even reformatted across lines, is no answer."""
+    trajectory = _with_result('{"product_id": "A", "stock": 7}')
+    pasted = '7\n\nEverything I saw:\n{"product_id": "A",\n  "stock": 7}'
+    assert pasted_output(pasted, trajectory) == "it repeats the result of get_stock word for word"
+    assert pasted_output("There are 7 units of A.", trajectory) is None
+    assert pasted_output("ok 7", _with_result("ok")) is None  # short results are words
