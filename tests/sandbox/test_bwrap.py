@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.sandbox import ResourceLimits, Sandbox, SandboxError, get_backend
+from toolproof.sandbox import ResourceLimits, Sandbox, SandboxError, get_backend, reachable_tmp
 
 pytestmark = pytest.mark.skipif(
     not get_backend("bwrap").available(),
@@ -305,7 +305,8 @@ def test_without_cgroups_rlimits_hold_for_an_unprivileged_harness() -> None:
     """RLIMIT_NPROC in the user namespace works when the harness is not root."""
     src = Path(__file__).resolve().parents[2] / "src"
     python = _python_for(65534)
-    with tempfile.TemporaryDirectory(prefix="toolproof-nobody-") as tmp:
+    shared = reachable_tmp((65534, 65534))  # nobody reaches it, even under a private TMPDIR
+    with tempfile.TemporaryDirectory(prefix="toolproof-nobody-", dir=shared) as tmp:
         os.chown(tmp, 65534, 65534)  # the pytest tmp_path tree is private to root
         done = _run_as_nobody(python, src, Path(tmp))
     assert done.returncode == 0, done.stderr

@@ -13,7 +13,7 @@ import pytest
 from toolproof.sandbox import SANDBOX_UID, ResourceLimits, SandboxError, _base, get_backend
 from toolproof.sandbox._cgroup import host_support
 from toolproof.sandbox._detect import WorkspaceWatch
-from toolproof.sandbox._wsfs import can_mount, chown_tree, unreachable_parent
+from toolproof.sandbox._wsfs import can_mount, chown_tree, reachable_tmp, unreachable_parent
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs a root harness")
 mounting = pytest.mark.skipif(not can_mount(), reason="needs root with CAP_SYS_ADMIN")
@@ -30,8 +30,11 @@ def _bwrap() -> type[_base.Sandbox]:
 
 @pytest.fixture
 def open_dir() -> Iterator[Path]:
-    """A workspace whose parents everyone may search (as /tmp's children are)."""
-    parent = Path(tempfile.mkdtemp(prefix="toolproof-wsfs-test-"))
+    """A workspace whose parents everyone may search (as /tmp's children are), also
+    when TMPDIR is private (a shared temporary directory then)."""
+    parent = Path(
+        tempfile.mkdtemp(prefix="toolproof-wsfs-test-", dir=reachable_tmp((65534, 65534)))
+    )
     parent.chmod(0o711)
     (parent / "ws").mkdir()
     yield parent / "ws"
