@@ -122,3 +122,20 @@ def test_check_task_takes_the_option(invoke: Callable[..., CliResult], tmp_path:
     ran = invoke("check-task", task, "--run-commands-on-host")
     assert "--run-commands-on-host" not in ran.err and "sandbox.backend" not in ran.err
     assert f"{TASK}:" in ran.out  # it ran the gate (its verdict is the gate's business)
+
+
+def test_a_resume_asks_for_the_option_again(
+    invoke: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The person decides at every invocation: a run kept on the host is not resumed there
+    without the option (nor does the option slip into a run started without it)."""
+    run_dir = tmp_path / "r"
+    first = invoke(
+        "run", SUITE, "-a", "oracle", "--task", TASK, "--sandbox", "process",
+        "--run-commands-on-host", "-q", "-o", run_dir,
+    )  # fmt: skip
+    assert first.code == 0, first.err
+    refused = invoke("run", "--resume", run_dir, "-q")
+    assert refused.code == 2 and "--run-commands-on-host" in refused.err
+    again = invoke("run", "--resume", run_dir, "--run-commands-on-host", "-q")
+    assert again.code == 0, again.err
