@@ -74,8 +74,9 @@ def _histories(top: Path) -> tuple[Path, ...]:
             dirs.clear()
             continue
         if ".git" in dirs:
-            histories.append(here / ".git")
             dirs.remove(".git")
+            if not (here / ".git").is_symlink():  # a link shows its target, judged there
+                histories.append(here / ".git")
         seen += len(dirs) + len(files)
         if seen > MAX_ENTRIES:
             break  # answer_key_problem refuses such a tree
