@@ -5,7 +5,7 @@ Map of the package::
     Sandbox (_base)          shared set-up/clean-up: workspace owner, tmpfs, binds, scratch
     Launcher (_launch)       its base: one command's cgroup, rlimits, spawner, result
     ├── bwrap   (_bwrap)     bubblewrap namespaces, default on Linux, isolated
-    ├── process (_process)   plain host processes, NOT isolated, the fallback
+    ├── process (_process)   plain host processes, NOT isolated: --run-commands-on-host only
     └── podman / docker (_container)  one container per command
     _spawn    run one process tree: deadline, output cap, kill everything after
     _cgroup   per-command pids/memory cgroups (v1 or v2) where the host allows

@@ -1,8 +1,9 @@
 """The ``process`` backend: plain subprocesses on the host, NOT isolated.
 
 Commands see the host filesystem, network and users; only resource limits and
-process-tree clean-up apply. It exists so toolproof runs where bubblewrap does
-not, and ``default_backend`` warns loudly when it falls back to it.
+process-tree clean-up apply. It exists so toolproof can run where bubblewrap does
+not, when the person running it says so (``--run-commands-on-host``; invariant 9):
+only then does ``default_backend`` fall back to it, loudly.
 
 It cannot remap paths: commands start in the real workspace directory, ``cwd``
 values under ``/workspace`` are rewritten to it and ``$WORKSPACE`` names it, but
