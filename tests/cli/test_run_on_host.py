@@ -139,3 +139,23 @@ def test_a_resume_asks_for_the_option_again(
     assert refused.code == 2 and "--run-commands-on-host" in refused.err
     again = invoke("run", "--resume", run_dir, "--run-commands-on-host", "-q")
     assert again.code == 0, again.err
+
+
+def test_without_bwrap_check_task_refuses_or_runs_on_the_host_when_told(
+    invoke: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bwrap = get_backend("bwrap")
+    monkeypatch.setattr(bwrap, "unavailable_reason", classmethod(lambda cls: "no bwrap here"))
+    shell._host_default.cache_clear()
+    task = SUITE / "tasks" / f"{TASK}.yaml"
+    try:
+        refused = invoke("check-task", task)
+        assert refused.code == 2, refused.err
+        assert "no bwrap here" in refused.err and "--run-commands-on-host" in refused.err
+        ran = invoke("check-task", task, "--run-commands-on-host")
+        assert ran.code in (0, 1) and f"{TASK}:" in ran.out, ran.err
+        # The gate ran on the host: the oracle solved it there (this fixture's only finding
+        # is a static one, facts_vary, which is the fixture's, not the sandbox's).
+        assert "oracle" not in ran.out and "infra" not in ran.out, ran.out
+    finally:
+        shell._host_default.cache_clear()
