@@ -295,3 +295,19 @@ def test_the_job_holds_no_expected_value() -> None:
 def test_a_date_and_a_datetime_are_told_apart() -> None:
     assert not same(dt.date(2026, 1, 1), dt.datetime(2026, 1, 1))
     assert same(decode({"$timedelta": [1, 0, 0]}), dt.timedelta(days=1))
+
+
+def test_a_workspace_module_cannot_shadow_the_standard_library() -> None:
+    """A workspace ``json.py`` or ``decimal.py`` that would kill the interpreter is not the
+    one the observer or the cases import: the workspace is on ``sys.path`` after the stdlib."""
+    spec = check(
+        {"id": "a", "expr": "pkg.double(2)", "expect": 4},
+        {"id": "d", "expr": "__import__('decimal').Decimal('1.5')", "expect": {"$decimal": "1.5"}},
+    )
+    tree = {
+        "json.py": b"import os\nos._exit(9)\n",
+        "decimal.py": b"import os\nos._exit(8)\n",
+        "pkg/__init__.py": PKG.encode(),
+    }
+    run = run_cases(spec, tree, SandboxSpec())
+    assert outcomes(spec, run) == {"a": None, "d": None}, run

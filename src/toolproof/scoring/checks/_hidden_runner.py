@@ -11,15 +11,19 @@ Whatever the code under test does to this process (patches, exits, forged lines)
 only change the values it reports about itself; the harness compares them.
 """
 
-import contextlib
-import datetime
-import decimal
-import io
-import json
-import math
-import os
 import sys
-from typing import Any
+
+# before any other import: no workspace module may stand in for the standard library's
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+
+import contextlib  # noqa: E402
+import datetime  # noqa: E402
+import decimal  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+from typing import Any  # noqa: E402
 
 _MAX_LINE = 200_000
 _MAX_ITEMS = 20_000
