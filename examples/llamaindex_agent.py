@@ -9,6 +9,11 @@ prompt; the rest is ordinary LlamaIndex code::
 
 (run from ``examples/``, or put it on ``PYTHONPATH``). Needs
 ``pip install 'toolproof[llamaindex]'``.
+
+A model that is not OpenAI's (a local one: ``--model ollama:qwen2.5:7b``, ``vllm:...``,
+``openai-compatible:NAME@URL``, or ``litellm:...``) goes through LlamaIndex's ``OpenAILike``:
+its ``OpenAI`` class accepts only OpenAI's model names and fails with "Unknown model" for
+any other, which would be recorded as the agent's error.
 """
 
 from __future__ import annotations
@@ -37,7 +42,10 @@ async def make_agent(
         base_url: An OpenAI-compatible endpoint; the provider's when None.
         api_key: The key; ``OPENAI_API_KEY`` when None.
         provider: ``anthropic`` uses LlamaIndex's ``Anthropic`` LLM (``--model
-            anthropic:claude-...``; needs ``llama-index-llms-anthropic``); otherwise ``OpenAI``.
+            anthropic:claude-...``; needs ``llama-index-llms-anthropic``); ``openai`` its
+            ``OpenAI``; any other (``openai-compatible``, ``ollama``, ``vllm``, ``litellm``)
+            its ``OpenAILike`` (needs ``llama-index-llms-openai-like``), which takes any
+            model name.
 
     Yields:
         A ``FunctionAgent``.
@@ -59,15 +67,27 @@ def _llm(provider: str, model: str, base_url: str | None, api_key: str | None) -
         claude = Anthropic(model=model, base_url=base_url, api_key=api_key, max_retries=0)
         return claude, claude._aclient.close  # its async client: no public handle to close it
     import openai
-    from llama_index.llms.openai import OpenAI
 
     http_client = openai.DefaultAsyncHttpxClient()  # this episode's connections
-    llm = OpenAI(
-        model=model,
-        api_base=base_url,
-        api_key=api_key,
-        max_retries=0,
-        additional_kwargs={"stream_options": {"include_usage": True}},
-        async_http_client=http_client,
+    settings: dict[str, Any] = {
+        "model": model,
+        "api_base": base_url,
+        "api_key": api_key,
+        "max_retries": 0,
+        "additional_kwargs": {"stream_options": {"include_usage": True}},
+        "async_http_client": http_client,
+    }
+    if provider == "openai":
+        from llama_index.llms.openai import OpenAI
+
+        return OpenAI(**settings), http_client.aclose
+    # Any other model name: OpenAI would refuse it ("Unknown model ...").
+    from llama_index.llms.openai_like import OpenAILike
+
+    llm = OpenAILike(
+        **settings,
+        is_chat_model=True,
+        is_function_calling_model=True,
+        context_window=32768,
     )
     return llm, http_client.aclose

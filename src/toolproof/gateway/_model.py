@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PROVIDER_NAMES = ("anthropic", "openai", "openai-compatible")
-"""Providers ``--model`` names; ``openai-compatible`` needs ``NAME@BASE_URL``."""
+PROVIDER_NAMES = ("anthropic", "openai", "openai-compatible", "litellm", "ollama", "vllm")
+"""Providers ``--model`` names; ``openai-compatible`` needs ``NAME@BASE_URL``; ``litellm``
+takes LiteLLM's model names (``gemini/gemini-2.0-flash``); ``ollama`` and ``vllm`` are
+OpenAI-compatible servers on their usual local ports (``--agent-arg base_url`` moves them)."""
 
 
 class ModelSpecError(ValueError):
@@ -17,7 +19,7 @@ class ModelRef:
     """A parsed ``--model``.
 
     Attributes:
-        provider: ``openai``, ``anthropic`` or ``openai-compatible``.
+        provider: One of :data:`PROVIDER_NAMES`.
         name: The model name the provider knows it by.
         base_url: The server of an ``openai-compatible`` model (else None: the provider's).
     """
@@ -41,7 +43,8 @@ class ModelRef:
 
 EXAMPLES = (
     "openai:gpt-4o-mini, anthropic:claude-haiku-4-5, "
-    "openai-compatible:qwen2.5-7b-instruct@http://localhost:8000/v1"
+    "openai-compatible:qwen2.5-7b-instruct@http://localhost:8000/v1, ollama:qwen2.5:7b, "
+    "litellm:gemini/gemini-2.0-flash"
 )
 
 

@@ -43,11 +43,17 @@ class Upstream:
         base_url: Its base URL in the SDK's convention (``https://api.openai.com/v1``,
             ``https://api.anthropic.com``).
         api_key: The key the gateway sends; it never leaves the harness.
+        call: A provider reached through a library instead of HTTP (``litellm:``): called
+            with the request path and body in place of the POST; it answers in the API's
+            wire format and raises :class:`UpstreamStatus` for an error status.
     """
 
     api: Api
     base_url: str
     api_key: str | None = field(default=None, repr=False)
+    call: Callable[[str, dict[str, Any]], Awaitable[UpstreamReply]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def url(self, rest: str) -> str:
         """The upstream URL of a request path such as ``chat/completions`` or ``messages``."""

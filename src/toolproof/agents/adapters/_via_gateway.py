@@ -49,6 +49,7 @@ from .._outage import observed_outage
 from ..base import AgentInfraError, ToolSession
 from ._cache import ModelCache
 from ._cost import PriceTable, prices_option
+from ._local import LOCAL_BASE_URLS, LocalPrices
 from ._retry import (
     AgentRequestError,
     Failure,
@@ -62,8 +63,12 @@ PROVIDERS: dict[str, Api] = {
     "openai": "openai",
     "anthropic": "anthropic",
     "openai-compatible": "openai",
+    "ollama": "openai",
+    "vllm": "openai",
+    "litellm": "openai",
 }
-"""Providers by name, and the wire protocol each speaks."""
+"""Providers by name, and the wire protocol each speaks (the agent speaks OpenAI's to a
+``litellm`` model: LiteLLM translates for the provider behind it)."""
 
 HARNESS_OPTIONS = frozenset(
     {"provider", "base_url", "api_key", "cache", "prices", "max_model_calls", "allow_other_models"}
@@ -108,7 +113,9 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
             "provider", f"unknown provider {provider!r}; valid: {', '.join(sorted(PROVIDERS))}"
         )
     api = PROVIDERS[provider]
-    base_url = options.get("base_url") or DEFAULT_BASE_URLS[api]
+    base_url = options.get("base_url") or LOCAL_BASE_URLS.get(provider) or DEFAULT_BASE_URLS[api]
+    if provider == "litellm" and not options.get("base_url"):
+        base_url = "https://litellm.invalid"  # not used: LiteLLM knows the provider's endpoint
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise _bad("base_url", f"must be an http(s) URL, got {base_url!r}")
     api_key = options.get("api_key")
@@ -124,6 +131,11 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
     if limit is not None and (type(limit) is not int or limit < 1):
         raise _bad("max_model_calls", f"must be a whole number >= 1, got {limit!r}")
     prices = PriceTable.load(prices_option(options.get("prices")))
+    call = None
+    if provider in LOCAL_BASE_URLS:
+        prices = LocalPrices(prices.prices)
+    if provider == "litellm":
+        prices, call = _litellm_upstream(options, prices, api_key)
     cache = options.get("cache")
     backoff = SharedBackoff()
     policy = RetryPolicy()
@@ -148,7 +160,7 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
         return reply
 
     route = Route(
-        upstreams={api: Upstream(api, base_url, api_key)},
+        upstreams={api: Upstream(api, base_url, api_key, call)},
         retrier=retrier,
         pricer=pricer,
         cache=ModelCache(str(cache)) if cache else None,
@@ -157,6 +169,23 @@ def gateway_plan(options: Mapping[str, Any], what: str) -> GatewayPlan:
         allow_other_models=allow_other,
     )
     return GatewayPlan(route, str(provider), api, model)
+
+
+def _litellm_upstream(
+    options: Mapping[str, Any], prices: PriceTable, api_key: str | None
+) -> tuple[PriceTable, Any]:
+    """The price table (LiteLLM's where toolproof's has no entry) and the upstream call
+    of a ``litellm`` provider.
+
+    Raises:
+        SpecError: LiteLLM is not installed (naming the extra).
+    """
+    from ._litellm import LiteLLMPrices, gateway_call, require_litellm
+
+    require_litellm()
+    given = options.get("base_url")
+    call = gateway_call(str(given) if given else None, api_key, Route.timeout_s)
+    return LiteLLMPrices(prices.prices), call
 
 
 def _reply_of(exc: BaseException) -> UpstreamReply | None:

@@ -16,6 +16,8 @@ ADAPTERS: tuple[str, ...] = (
     "autogen_agent",
     "cmd_agent",
     "mcp_agent",
+    "local_chat",
+    "litellm_chat",
 )
 """Modules of ``toolproof.agents.adapters`` registering provider kinds (SDKs imported lazily)."""
 
@@ -37,6 +39,9 @@ KINDS: dict[str, str] = {
     "cmd": "cmd_agent",
     "mcp": "mcp_agent",
     "mcp-serve": "mcp_agent",
+    "ollama": "local_chat",
+    "vllm": "local_chat",
+    "litellm": "litellm_chat",
 }
 """The module of BUILTIN or ADAPTERS that registers each built-in kind: a run of one kind
 imports that module alone (``http_agent`` alone brings httpx, a tenth of a run's start-up)."""
