@@ -17,7 +17,7 @@ names none of the options: on an ambiguous task it must earn no credit.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolproof.agents import AgentSpec, AgentTurn, Observation, agent, with_key
@@ -45,10 +45,13 @@ def _shift_time(text: str, minutes: int) -> str:
     return f"{total // 60:02d}:{total % 60:02d}"
 
 
-def _rival_scalar(check: AnswerCheck, schema: dict[str, Any], value: Any, n: int) -> Any:
-    """The n-th rival of one value of the answer's type (never the value itself)."""
+def _rival_scalar(
+    check: AnswerCheck, schema: dict[str, Any], value: Any, n: int, taken: Sequence[Any] = ()
+) -> Any:
+    """The n-th rival of one value of the answer's type (never the value, nor ``taken``)."""
     if "enum" in schema:
-        others = [o for o in schema["enum"] if str(o).lower() != str(value).lower()]
+        avoid = {str(v).lower() for v in [value, *taken]}
+        others = [o for o in schema["enum"] if str(o).lower() not in avoid]
         return others[n % len(others)]
     if schema.get("format") == "date":
         return (dt.date.fromisoformat(value) + dt.timedelta(days=n + 1)).isoformat()
@@ -72,7 +75,9 @@ def rival(check: AnswerCheck, n: int = 0) -> Any:
     if schema.get("type") == "array":
         items = schema["items"]
         values = list(check.expected)
-        return [*values[:-1], _rival_scalar(check, items, values[-1], n)] if values else []
+        if not values:
+            return []
+        return [*values[:-1], _rival_scalar(check, items, values[-1], n, values)]
     return _rival_scalar(check, schema, check.expected, n)
 
 
