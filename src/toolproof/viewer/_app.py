@@ -14,7 +14,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import _api, _pages
+from . import _api, _export, _pages
 from ._catalog import RunCatalog
 
 STATIC = Path(__file__).parent / "static"
@@ -67,7 +67,12 @@ def create_app(runs_dir: Path, *, allowed_hosts: list[str] | None = None) -> Sta
             keeps other web pages from reaching the viewer by DNS rebinding.
     """
     app = Starlette(
-        routes=[*_pages.ROUTES, *_api.ROUTES, Mount("/static", StaticFiles(directory=STATIC))],
+        routes=[
+            *_pages.ROUTES,
+            *_api.ROUTES,
+            *_export.ROUTES,
+            Mount("/static", StaticFiles(directory=STATIC)),
+        ],
         middleware=[
             Middleware(SecurityHeaders),
             Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOOPBACK_HOSTS),
