@@ -137,7 +137,7 @@ def test_size_categories_and_domains(suite: Suite) -> None:
     # The changelog has an entry for the version in suite.yaml (a meaning change bumps both).
     changelog = (suite.root / "CHANGELOG.md").read_text()
     assert f"## {suite.config.version}" in changelog
-    assert suite.config.version.startswith("2.")
+    assert suite.config.version.startswith("3.")
     assert len(suite.tasks) >= 120
     categories = Counter(str(t.category) for t in suite.tasks)
     for category in CATEGORIES:
