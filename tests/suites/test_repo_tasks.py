@@ -14,6 +14,7 @@ every task (oracle perfect, noop / random / flawed fail, the F2P/P2P split) runs
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from toolproof.spec import StateCheck, Suite, Task, load_suite
+from toolproof.agents import EpisodeContext
+from toolproof.agents.builtin.flawed import ScriptedAgent
+from toolproof.engine.episode import EpisodeOptions, run_episode
+from toolproof.scoring import Score
+from toolproof.spec import Limits, SolutionCall, StateCheck, Suite, Task, load_suite, render
 from toolproof.spec.hidden_checks import HiddenTestsCheck
 from toolproof.spec.lint_checks import ProtectedCheck
 
@@ -106,7 +111,9 @@ def _draft(tmp_path: Path, move: str) -> Path:
     if move == "p2p":
         checks["hidden_total"]["fail_to_pass"].append(checks["nothing_broken"]["pass_to_pass"][0])
     else:
-        checks["nothing_broken"]["pass_to_pass"].append(checks["hidden_touching"]["fail_to_pass"][0])
+        checks["nothing_broken"]["pass_to_pass"].append(
+            checks["hidden_touching"]["fail_to_pass"][0]
+        )
     (tmp_path / "repo-slots-merge.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return tmp_path / "repo-slots-merge.yaml"
 
@@ -131,3 +138,78 @@ def test_check_task_refuses_a_wrong_fail_to_pass_split(
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "hidden_cases: " + message in done.stdout, done.stdout
+
+
+def _play_write(suite: Suite, task_id: str, path: str, content: str) -> Score:
+    """Score an episode that writes ``content`` to ``path`` and stops (epoch 0)."""
+    task = suite.task(task_id)
+    inst = render(
+        task,
+        suite=suite.name,
+        suite_seed=suite.config.seed,
+        epoch=0,
+        limits=Limits(),
+        system_prompt="",
+    )
+    call = SolutionCall(tool="write_file", args={"path": f"/workspace/{path}", "content": content})
+
+    def factory(ctx: EpisodeContext) -> ScriptedAgent:
+        return ScriptedAgent([[call]], "done")
+
+    options = EpisodeOptions(agent_label="partial", fixtures_base=suite.task_file(task_id).parent)
+    _, score = asyncio.run(run_episode(inst, factory, options))
+    return score
+
+
+PLAUSIBLE = [
+    pytest.param(
+        "repo-shortlinks-validate",
+        "shortlinks/urls.py",
+        (
+            '    return parts.scheme in ("http", "https") and bool(parts.hostname)',
+            '    return parts.scheme in ("http", "https")',
+        ),
+        {"hidden_schemes", "hidden_api"},
+        {"hidden_host"},
+        id="scheme-but-not-host",
+    ),
+    pytest.param(
+        "repo-tally-quoted",
+        "tally/report.py",
+        (
+            "    reader = csv.reader(io.StringIO(text))",
+            "    reader = (line.replace('\"', '').split(',') if line else []"
+            " for line in text.splitlines())",
+        ),
+        {"hidden_quoted_amount"},
+        {"hidden_escaped_quote"},
+        id="quotes-dropped-commas-split",
+    ),
+]
+
+
+@pytest.mark.parametrize(("task_id", "module", "edit", "passing", "failing"), PLAUSIBLE)
+def test_a_plausible_but_wrong_fix_gets_credit_in_proportion_to_its_cases(
+    suite: Suite,
+    task_id: str,
+    module: str,
+    edit: tuple[str, str],
+    passing: set[str],
+    failing: set[str],
+) -> None:
+    fixture = Path(suite.root) / "fixtures" / task_id.split("-")[1].join(["repo-", ""])
+    fixed = (fixture / module).read_text()
+    assert fixed.count(edit[0]) == 1
+    score = _play_write(suite, task_id, module, fixed.replace(*edit))
+    checks = {c.name: c for c in score.checks}
+    assert all(checks[n].passed for n in passing), [(n, checks[n].detail) for n in passing]
+    assert not any(checks[n].passed for n in failing)
+    for check in score.checks:
+        if check.kind == "hidden_tests" and check.data.get("fail_to_pass"):
+            f2p = check.data["fail_to_pass"]
+            share = len([i for i in f2p if check.data["cases"][i] == "pass"]) / len(f2p)
+            assert check.score == pytest.approx(share), check.name
+    progress = [c for c in score.checks if not c.guard]
+    earned = sum(c.weight * c.score for c in progress) / sum(c.weight for c in progress)
+    assert score.fraction == pytest.approx(earned) and 0 < score.fraction < 1
+    assert not score.passed
