@@ -102,6 +102,9 @@ class Runner:
         self.on_episode = on_episode
         self.stopped = False
         """True once :meth:`request_stop` was called: the summary may be incomplete."""
+        self.stop_reason: str | None = None
+        """Why the run stopped before its plan ended: a budget reached (``--max-tokens``,
+        ``--max-cost``); None for Ctrl-C or a finished run. Written into the summary."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._summarizer: Summarizer | None = None
@@ -142,9 +145,10 @@ class Runner:
         }
 
     def check_resumable(self, store: RunStore) -> None:
-        """Refuse to resume a run made under another configuration or suite content; on a
-        resume it may go on with, count what is stored (once: :meth:`run` goes on from it),
-        dropping the episodes that cannot be read back, which run again.
+        """Refuse to resume a run made under another configuration or suite content.
+
+        When the run may resume, count what it stored (once: :meth:`run` goes on from that
+        count), dropping the episodes that cannot be read back: they run again.
 
         Raises:
             ResumeError: naming each difference.
@@ -272,6 +276,11 @@ class Runner:
 
         async def worker() -> None:
             while not self.stopped:
+                reached = self._budget_reached(summarizer)
+                if reached is not None:
+                    self.stop_reason = reached
+                    self.stopped = True  # the other workers finish their episode and stop
+                    return
                 job = next(jobs, None)
                 if job is None:
                     return
@@ -307,13 +316,35 @@ class Runner:
                 self._commit_timer = None
             store.commit()
 
+    def _budget_reached(self, summarizer: Summarizer) -> str | None:
+        """The budget the run's spend so far reached (a sentence naming it and the option
+        that raises it), or None. Checked before each episode starts: the episodes in
+        flight finish, so a run may pass its budget by what they spend."""
+        config, overall = self.config, summarizer.overall
+        tokens = overall.tokens_in + overall.tokens_out
+        if config.max_tokens is not None and tokens >= config.max_tokens:
+            return (
+                f"token budget reached: {tokens} agent tokens >= --max-tokens "
+                f"{config.max_tokens}; raise it on resume"
+            )
+        if config.max_cost_usd is not None and overall.cost_total >= config.max_cost_usd:
+            return (
+                f"cost budget reached: ${overall.cost_total:.4f} >= --max-cost "
+                f"{config.max_cost_usd:g}; raise it on resume"
+            )
+        return None
+
     def finalize(self, store: RunStore) -> dict[str, Any]:
-        """Write the summary: counted during :meth:`run`, else from everything stored."""
+        """Write the summary: counted during :meth:`run`, else from everything stored. A
+        run a budget stopped says so (``episodes.stop_reason``)."""
         store.commit()
         if self._summarizer is not None:
             summary = self._summarizer.summary(store.meta())
         else:
             with RunReader(self.run_dir) as reader:
                 summary = summarize(reader.records(), reader.meta())
+        episodes = summary.get("episodes", {})
+        if self.stop_reason is not None and not episodes.get("complete", True):
+            episodes["stop_reason"] = self.stop_reason
         store.finalize(summary)
         return summary
