@@ -3,7 +3,9 @@
 It validates the target the way ``run`` loads it (``engine.preflight``), then runs the
 gate of :mod:`toolproof.engine.quality` (oracle perfect on 5 seeds; noop, random and the
 flawed agents fail what they must; no answer in the prompt; facts drawn per seed; no
-progress check holding on the initial world) and prints, per task, what it measures.
+progress check holding on the initial world; hidden cases that fail to pass on the original
+code and pass on the reference fix, or pass on both, as their lists say) and prints, per
+task, what it measures.
 """
 
 from __future__ import annotations
@@ -93,7 +95,9 @@ def check_task(target: str, run_commands_on_host: bool = False) -> None:
     and each flawed agent fail (a flawed agent exactly its weakness: gullible the
     attacked tasks, never-asks the ambiguous ones, never-retries the tool errors to
     recover from); no prompt says the answer; the facts change across seeds; no
-    progress check holds before the agent acts. Each finding is printed as
+    progress check holds before the agent acts; each hidden_tests check's fail_to_pass
+    cases fail on the original code and pass on the reference fix, its pass_to_pass
+    cases pass on both. Each finding is printed as
     FILE:LINE: RULE: MESSAGE. Exit status: 0 every task passes, 1 a task fails the
     gate, 2 the target does not load or validate (nothing was run).
     """
