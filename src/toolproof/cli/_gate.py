@@ -59,10 +59,11 @@ def judge(summary: dict[str, Any], run_dir: Path, *, max_infra: float) -> Verdic
     infra = int(episodes.get("infra_errors", 0))
     scored = int(episodes.get("scored", finished - infra))
     if not episodes.get("complete", True):
+        why = f" ({episodes['stop_reason']})" if episodes.get("stop_reason") else ""
         return Verdict(
             EXIT_INCOMPLETE,
-            f"INCOMPLETE: {finished} of {planned} episodes finished; the summary covers only "
-            f"those. Continue with: {resume_command(run_dir)}",
+            f"INCOMPLETE: {finished} of {planned} episodes finished{why}; the summary covers "
+            f"only those. Continue with: {resume_command(run_dir)}",
             "incomplete",
         )
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from toolproof.engine import Runner
     from toolproof.live import LiveRun
 
+from ._budgets import budget_fields, budget_options
 from ._common import (
     default_run_dir,
     load_plugins,
@@ -233,6 +234,7 @@ from ._run_checks import (
         "agentdojo --attack important_instructions); recorded in the run's config."
     ),
 )
+@budget_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary table.")
 @click.pass_context
 def run(
@@ -269,6 +271,10 @@ def run(
     live: str,
     cassettes: tuple[Path, ...],
     attack: str | None,
+    limit: int | None,
+    sample: int | None,
+    max_tokens: int | None,
+    max_cost: float | None,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -382,6 +388,14 @@ def run(
         if fields.get(f"{role}_model")
     }
     fields["retries"] = retries
+    budget_fields(  # --limit, --sample, --max-tokens, --max-cost
+        fields,
+        resuming=resume is not None,
+        limit=limit,
+        sample=sample,
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+    )
     fields["max_model_calls"] = max_model_calls
     fields["max_sandboxes"] = max_sandboxes
     loaded = load_checked_suite(  # the same loader and checks as validate

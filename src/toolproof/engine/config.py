@@ -21,6 +21,17 @@ def is_secret_option(name: str) -> bool:
     return name in SECRET_OPTIONS or name.endswith(("_api_key", "_secret", "_password"))
 
 
+BUDGETS = frozenset({"limit", "sample", "max_tokens", "max_cost_usd"})
+"""Run options that bound how much of the run is done, not what it is: left out of the
+run's identity, so ``--resume`` may raise them."""
+
+
+def _draw_key(seed: int, task_id: str) -> str:
+    """A task's place in the seeded order ``--sample`` cuts: a hash of seed and id, so the
+    order does not depend on the Python process (no ``random`` state, no ``hash()``)."""
+    return hashlib.sha256(f"{seed}\0{task_id}".encode()).hexdigest()
+
+
 class RunConfig(BaseModel):
     """What a run is: resume refuses to continue a run under a different one."""
 
@@ -102,6 +113,39 @@ class RunConfig(BaseModel):
         ),
     )
 
+    limit: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "--limit N: only the first N selected tasks (suite order). A budget, not part "
+            "of the run's identity: a resume may raise it."
+        ),
+    )
+    sample: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "--sample N: N selected tasks drawn with the run's seed; a larger N on resume "
+            "keeps the tasks drawn before (one seeded order, cut at N)."
+        ),
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "--max-tokens: start no episode once the run's agent tokens (input + output) "
+            "reached this; the run stops cleanly, marked incomplete with the reason."
+        ),
+    )
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description=(
+            "--max-cost USD: start no episode once the run's priced agent cost reached "
+            "this; the run stops cleanly, marked incomplete with the reason."
+        ),
+    )
+
     @field_serializer("agent_options")
     def _redact_secrets(self, options: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
         """Secrets (API keys) are dumped as ``<redacted>``: run metadata never holds them.
@@ -135,13 +179,23 @@ class RunConfig(BaseModel):
         """The fields that must match for a run to be resumed."""
         return self.model_dump(
             exclude={"retries", "max_model_calls", "max_sandboxes", "env_cache", "side_models"}
+            | BUDGETS
         )
 
     def select(self, suite: Suite) -> list[str]:
-        """Ids of the suite's tasks this run covers, in suite order."""
+        """Ids of the suite's tasks this run covers, in suite order: those matching
+        ``tasks``, then cut by ``sample`` (a seeded draw) and ``limit`` (the first N)."""
         if not self.tasks:
-            return [t.id for t in suite.tasks]
-        return [t.id for t in suite.tasks if any(fnmatch.fnmatch(t.id, p) for p in self.tasks)]
+            ids = [t.id for t in suite.tasks]
+        else:
+            ids = [t.id for t in suite.tasks if any(fnmatch.fnmatch(t.id, p) for p in self.tasks)]
+        if self.sample is not None and self.sample < len(ids):
+            order = sorted(ids, key=lambda i: _draw_key(self.effective_seed(suite), i))
+            chosen = set(order[: self.sample])
+            ids = [i for i in ids if i in chosen]
+        if self.limit is not None:
+            ids = ids[: self.limit]
+        return ids
 
     def effective_seed(self, suite: Suite) -> int:
         """The seed used for drawing parameters."""

@@ -70,6 +70,33 @@ def headline(summary: dict[str, Any]) -> str:
     return text
 
 
+def agent_spend(summary: dict[str, Any]) -> str:
+    """One line of the agent's tokens and cost (total and per finished episode), saying
+    when the cost is unknown (unpriced models) or only partly known."""
+    tokens = summary.get("tokens") or {}
+    cost = summary.get("cost") or {}
+    finished = int((summary.get("episodes") or {}).get("finished") or 0)
+    total = int(tokens.get("total") or 0)
+    text = f"tokens {int(tokens.get('input') or 0)} in + {int(tokens.get('output') or 0)} out"
+    if finished:
+        text += f" ({total / finished:.0f} per episode)"
+    if tokens.get("estimated"):
+        text += ", estimated"
+    status = cost.get("status")
+    usd = cost.get("usd")
+    if status == "no_usage" or status is None:
+        text += "; cost $0 (no model usage)"
+    elif usd is None:
+        text += "; cost unknown (unpriced model)"
+    else:
+        text += f"; cost ${usd:.4f}"
+        if finished:
+            text += f" (${usd / finished:.4f} per episode)"
+        if status == "partial":
+            text += f", {cost.get('unpriced_episodes', 0)} unpriced episode(s) not counted"
+    return text
+
+
 def side_spend(summary: dict[str, Any]) -> str | None:
     """One line of what the user model and the judge spent, apart from the agent (or None)."""
     parts = []
@@ -155,6 +182,10 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
     console.print(f"levels: {levels}")
     terms = "  ".join(f"{k} {v}" for k, v in summary.get("terminations", {}).items())
     console.print(f"terminations: {terms}")
+    console.print(escape(agent_spend(summary)))
+    stop = (summary.get("episodes") or {}).get("stop_reason")
+    if stop:
+        console.print(f"[bold yellow]stopped: {escape(str(stop))}[/]")
     spent = side_spend(summary)
     if spent:
         console.print(escape(spent))
