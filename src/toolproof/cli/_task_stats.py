@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from toolproof.spec import SpecError, Suite, Task, TaskInstance, render
+from toolproof.spec import ANSWER_TOOL, SpecError, Suite, Task, TaskInstance, render
 from toolproof.tools import resolve_tools
 
 TRAP_PREFIX = "trap:"
@@ -41,7 +41,8 @@ def task_stats(task: Task, instance: TaskInstance | None = None) -> TaskStats:
     calls = (instance.task if instance is not None else task).solution.calls
     turns = [item if isinstance(item, list) else [item] for item in calls]
     try:
-        offered = len(resolve_tools(task))
+        # submit_answer (a typed answer's tool) is how the agent answers, not a tool to pick
+        offered = sum(1 for t in resolve_tools(task) if t.schema.name != ANSWER_TOOL)
     except SpecError:  # an unknown tool: validate reports it; count what is named
         offered = len(task.tools)
     return TaskStats(
