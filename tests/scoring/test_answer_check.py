@@ -74,3 +74,14 @@ def test_an_answer_that_pastes_a_tool_result_is_a_dump() -> None:
     assert pasted_output(pasted, trajectory) == "it repeats the result of get_stock word for word"
     assert pasted_output("There are 7 units of A.", trajectory) is None
     assert pasted_output("ok 7", _with_result("ok")) is None  # short results are words
+
+
+def test_failure_modes_do_not_blame_the_answer_tool() -> None:
+    """A submission is not a wrong tool; an answer without a look-up is hallucinated; a
+    submission the type refused and never corrected is invalid arguments."""
+    guessed = _run(None, [(ANSWER_TOOL, {"answer": 8})])
+    assert guessed.failure_mode == "hallucinated_answer"
+    wrong = _run(None, [LOOKUP, (ANSWER_TOOL, {"answer": 8})])
+    assert wrong.failure_mode == "wrong_answer"
+    refused = _run("", [LOOKUP, (ANSWER_TOOL, {"answer": "7 or 8"}, True)])
+    assert refused.failure_mode == "invalid_arguments"

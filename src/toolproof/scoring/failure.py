@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from toolproof.spec import ProcessCheck, StateCheck, TaskInstance
+from toolproof.spec import ANSWER_TOOL, ProcessCheck, StateCheck, TaskInstance
 from toolproof.spec.checks import FileExpectation
 from toolproof.trajectory import Termination, ToolCall, ToolResult, Trajectory
 
 from .base import CheckResult
 from .checks.process import _matches
 
-ANSWER_KINDS = frozenset({"output", "evidence", "judge"})
+ANSWER_KINDS = frozenset({"output", "evidence", "judge", "answer"})
 """Check kinds that judge the final answer."""
 
 
@@ -291,9 +291,18 @@ def classify_failure(
     if termination in _TERMINATION_MODES:
         step = _loop_start(trajectory) if termination is Termination.LOOP else _last(trajectory)
         return Failure(_TERMINATION_MODES[termination], step, trajectory.error or termination.value)
+    # Handing in the typed answer is not tool use: a submission is neither a wrong tool nor
+    # a successful call; one the type refused, never corrected, is invalid arguments.
+    answers = [c for c in calls if c.call.name == ANSWER_TOOL]
+    calls = [c for c in calls if c.call.name != ANSWER_TOOL]
     found = _tool_use(instance, calls)
     if found is not None:
         return found
+    if answers and not any(a.ok for a in answers):
+        bad = answers[-1]
+        return Failure(
+            FailureMode.INVALID_ARGUMENTS, bad.step, bad.result.content if bad.result else ""
+        )
     failed = [r for r in results if not r.passed]
     answer_failed = [r for r in failed if r.kind in ANSWER_KINDS]
     last = _last(trajectory)
