@@ -32,6 +32,10 @@ from toolproof.trajectory import Step
 from ._registry import exporter
 from ._source import RunSource
 
+LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+"""Characters some line readers break lines at (``str.splitlines``): escaped, so that each
+episode stays one line whatever its text (JSON leaves them raw inside strings)."""
+
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3
 STATUS_OK = 1
@@ -278,6 +282,7 @@ def write_otel(source: RunSource, out: IO[bytes]) -> int:
                 {"resource": resource, "scopeSpans": [{"scope": scope, "spans": spans}]}
             ]
         }
-        out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+        out.write(text.translate(LINE_BREAKS).encode() + b"\n")
         count += 1
     return count
