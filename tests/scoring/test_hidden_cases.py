@@ -9,20 +9,24 @@ process backend where the test says so) on a small tree written for the test.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolproof.sandbox import get_backend
 from toolproof.scoring.checks._hiddenrun import CaseRun, _read, run_cases
 from toolproof.scoring.checks.hidden_tests import verdict
 from toolproof.spec import SandboxSpec
 from toolproof.spec.hidden_checks import HiddenCase, HiddenTestsCheck
 from toolproof.spec.hidden_values import Raised, TypedSet, ValueFormError, decode, same
+from toolproof.tools.toolkits.shell import backend_name
 
 EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "40"))
 PKG = "import os\n\ndef double(x):\n    return x * 2\n"
@@ -272,19 +276,31 @@ def test_a_setup_that_fails_fails_every_case_even_one_expecting_that_error() -> 
     assert "the setup failed: ModuleNotFoundError" in str(found["a"])
 
 
-def test_the_hidden_run_looks_like_a_command_of_the_agent() -> None:
-    """What the code under test can see of its process: the working directory, the
-    environment the episode's commands get, no runner file on disk, no expected value."""
+def test_the_hidden_run_looks_like_a_command_of_the_agent(tmp_path: Path) -> None:
+    """What the code under test can see of its process is what it sees in one of the
+    agent's own ``python3 -c`` commands: the working directory, argv, the environment's
+    names; and the workspace holds the package, no runner file, no expected value."""
     probe = (
         "import os, sys\n"
         "def seen():\n"
-        "    return [os.getcwd(), sys.argv, sorted(os.listdir('.')), sorted(os.environ)]\n"
+        "    return [os.getcwd(), sys.argv, sorted(os.environ)]\n"
+        "def listing():\n"
+        "    return sorted(os.listdir('.'))\n"
     )
-    spec = check({"id": "seen", "expr": "pkg.seen()", "expect": None})
+    spec = check(
+        {"id": "seen", "expr": "pkg.seen()", "expect": None},
+        {"id": "listing", "expr": "pkg.listing()", "expect": None},
+    )
     run = observe(spec, PKG + probe)
-    cwd, argv, listing, env = run.values["seen"]
-    assert cwd == "/workspace" and argv == ["-c"] and listing == ["pkg"]
-    assert not any("HIDDEN" in name.upper() or "TOOLPROOF" in name.upper() for name in env)
+    settings = SandboxSpec()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(PKG + probe)
+    command = "python3 -c 'import json, pkg; print(json.dumps(pkg.seen()))'"
+    with get_backend(backend_name(settings))(tmp_path) as box:
+        visible = json.loads(box.exec(command, env=settings.env).stdout)
+    assert run.values["seen"] == visible
+    assert run.values["seen"][:2] == ["/workspace", ["-c"]]
+    assert run.values["listing"] == ["pkg"]
 
 
 def test_the_job_holds_no_expected_value() -> None:

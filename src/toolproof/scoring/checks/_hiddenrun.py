@@ -3,16 +3,17 @@
 Nothing of the agent's workspace is used in place. The run builds a fresh directory
 from the snapshot's regular files (links, FIFOs and sockets never appear in a
 snapshot's files) and the task's own initial files, and runs ``python3 -c RUNNER``
-there in the episode's sandbox backend (no network, limits on time, memory, processes
-and file size), with the job (the check's ``setup`` and its cases' computations, never
-their expected values) on standard input. The runner writes one JSON line per case;
-each is parsed here through :func:`toolproof.trajectory.ingress.parse_json` (agent bytes)
-and decoded by :func:`toolproof.spec.hidden_values.decode`. A case with no line, an
-unparseable, oversized or repeated one, has no observation: it fails. When the
-interpreter ends early (an exit, a crash, a limit), the case it was running fails and the
-cases after it run again in a new interpreter, on a new copy of the tree, until the
-check's time is used up (an interpreter gets half of what is left, at least 2 s, so one
-endless loop leaves time for the cases after it).
+there (through ``/bin/sh``, as the agent's commands run) in the episode's sandbox
+backend (no network, limits on time, memory, processes and file size), with the job
+(the check's ``setup`` and its cases' computations, never their expected values) on
+standard input. The runner writes one JSON line per case; each is parsed here through
+:func:`toolproof.trajectory.ingress.parse_json` (agent bytes) and decoded by
+:func:`toolproof.spec.hidden_values.decode`. A case with no line, an unparseable,
+oversized or repeated one, has no observation: it fails. When the interpreter ends early
+(an exit, a crash, a limit), the case it was running fails and the cases after it run
+again in a new interpreter, on a new copy of the tree, until the check's time is used up
+(an interpreter gets half of what is left, at least 2 s, so one endless loop leaves time
+for the cases after it).
 
 Runs are memoised by the digest of what they run (the tree, the job and the settings),
 for the episode and, when no interpreter hit a limit, for the process.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import shutil
 import tempfile
 import threading
@@ -240,9 +242,10 @@ def _launch(
     root = Path(tempfile.mkdtemp(prefix="toolproof-hidden-"))
     try:
         _write(root, tree)
-        argv = ["python3", "-c", RUNNER_SOURCE]
+        # a command line run by /bin/sh, like the agent's own commands (same environment)
+        command = "python3 -c " + shlex.quote(RUNNER_SOURCE)
         with cls(root, image=image, ro_binds=settings.ro_binds) as box:
-            return box.exec(argv, stdin=json.dumps(job), limits=limits, env=settings.env)
+            return box.exec(command, stdin=json.dumps(job), limits=limits, env=settings.env)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
