@@ -5,12 +5,11 @@ round by round:
 
 * A, ``plain``: ``python3 -m unittest discover -s tests`` in a fresh sandbox on the
   workspace, as an agent's ``run_command`` runs it;
-* B, ``hidden``: the ``hidden_tests`` check's run with its memo cleared: the clean copy
-  (initial files, the agent's sources, the visible tests as they started, the hidden tests
-  and the runner written to a fresh directory), ``python3 -I -B`` in a fresh sandbox, the
-  nonce, the tripwires, the verdict parsed;
-* C, ``memo``: the same run again, answered from the memo (what every further check of
-  the episode, and every episode on an unchanged initial state, pays).
+* B, ``hidden``: every ``hidden_tests`` check of the task observed with the memo cleared
+  (what an episode pays): per check, the clean copy written to a fresh directory, the
+  observer run as ``python3 -c`` in a fresh sandbox, each case's value parsed and decoded;
+* C, ``memo``: the same runs again, answered from the memo (what an episode whose final
+  tree was seen before pays).
 
 Medians over the rounds with their range, wall and CPU (this process and its children).
 Each side at its defaults (the host's default sandbox backend).
@@ -65,8 +64,8 @@ def main() -> None:
         p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()
     }
     initial.update({k: v.encode() for k, v in inst.task.world.files.items()})
-    spec = next(c for c in inst.task.success if isinstance(c, HiddenTestsCheck))
-    tree = _hiddenrun.tree_for(spec, initial, initial)
+    specs = [c for c in inst.task.success if isinstance(c, HiddenTestsCheck)]
+    trees = [_hiddenrun.tree_for(spec, initial, initial) for spec in specs]
     settings = SandboxSpec()
     backend = default_backend()
 
@@ -86,12 +85,13 @@ def main() -> None:
 
     def hidden() -> None:
         _hiddenrun._CACHE.clear()
-        found = _hiddenrun.run_tests(spec, tree, settings)
-        assert found.tampered is None and found.outcomes, found
+        for spec, tree in zip(specs, trees, strict=True):
+            found = _hiddenrun.run_cases(spec, tree, settings)
+            assert found.values and not found.problems, found
 
     def memo() -> None:
-        found = _hiddenrun.run_tests(spec, tree, settings)
-        assert found.outcomes
+        for spec, tree in zip(specs, trees, strict=True):
+            assert _hiddenrun.run_cases(spec, tree, settings).values
 
     sides = {"plain": plain, "hidden": hidden, "memo": memo}
     for fn in sides.values():
@@ -103,7 +103,7 @@ def main() -> None:
             times[name].append(_measure(fn))
         load.append(os.getloadavg()[0])
     print(
-        f"{TASK}, backend {backend}, {args.rounds} rounds, "
+        f"{TASK} ({len(specs)} hidden checks), backend {backend}, {args.rounds} rounds, "
         f"load average {min(load):.1f}-{max(load):.1f}"
     )
     print(f"{'side':8} {'wall median (range) ms':28} {'CPU median (range) ms':28}")
