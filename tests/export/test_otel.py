@@ -86,6 +86,7 @@ def test_one_span_per_model_call_and_per_tool_call_with_genai_names(varied_run: 
     assert [_attrs(c)["gen_ai.usage.output_tokens"] for c in chats] == [30, 5]
     assert [_attrs(c)["toolproof.cost_usd"] for c in chats] == [0.0012, 0.0009]
     assert all(c["name"] == "chat gpt-4o-mini" and c["kind"] == 3 for c in chats)
+    assert all(_attrs(c)["gen_ai.provider.name"] == "openai" for c in chats)
     assert [(_attrs(t)["gen_ai.tool.name"], _attrs(t)["gen_ai.tool.call.id"]) for t in tools] == [
         ("lookup", "c1"),
         ("update", "c2"),

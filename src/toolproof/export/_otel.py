@@ -210,6 +210,7 @@ class _Trace:
             _attrs(
                 gen_ai__operation__name="chat",
                 gen_ai__request__model=model,
+                gen_ai__provider__name=self.source.provider,
                 gen_ai__usage__input_tokens=step.usage.input_tokens,
                 gen_ai__usage__output_tokens=step.usage.output_tokens,
                 toolproof__cost_usd=step.usage.cost_usd,

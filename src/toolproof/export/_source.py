@@ -127,6 +127,15 @@ class RunSource:
         stamp = (self.run_dir / DB_NAME).stat().st_mtime
         return datetime.fromtimestamp(stamp, UTC)
 
+    @property
+    def provider(self) -> str | None:
+        """The provider the agent called (``--model``'s, or an adapter's kind), else None."""
+        given = self.config.get("model")
+        if isinstance(given, str) and ":" in given:
+            return given.split(":", 1)[0]
+        kind = self.agent.partition(":")[0]
+        return kind if kind in MODEL_KINDS else None
+
     @functools.cached_property
     def run_id(self) -> str:
         """A stable id of the run: the same folder contents give the same id."""
