@@ -379,6 +379,7 @@ def test_a_spawner_stopped_between_commands_is_passed_over(
     """Nothing was asked of it yet: the command takes the per-command path and runs."""
     spawner = _spawner(box)
     os.kill(spawner.proc.pid, signal.SIGSTOP)
+    _wait_for(lambda: spawner.fault() is not None, "the stop to land")  # signals are async
     try:
         result = box.exec("echo fine")
     finally:

@@ -41,10 +41,27 @@ def open_dir() -> Iterator[Path]:
     shutil.rmtree(parent, ignore_errors=True)
 
 
-def _workspace_filesystems() -> set[str]:
-    """Device ids of the mounted toolproof workspace tmpfs (one per filesystem)."""
+def _workspace_filesystems(under: Path) -> set[str]:
+    """Device ids of the toolproof workspace tmpfs mounted under ``under`` (one per
+    filesystem): only this test's, never another program's sandboxes on a busy machine,
+    which share the mount namespace."""
     lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    return {line.split()[2] for line in lines if "tmpfs toolproof-workspace " in line}
+    return {
+        line.split()[2]
+        for line in lines
+        if "tmpfs toolproof-workspace " in line and Path(line.split()[4]).is_relative_to(under)
+    }
+
+
+@pytest.fixture
+def own_tmp(open_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The sandboxes' scratch directories (where their tmpfs is mounted) under the test's
+    own folder, so the mounts a test counts are its own."""
+    scratch = open_dir.parent / "tmp"
+    scratch.mkdir(mode=0o711)
+    scratch.chmod(0o711)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    return open_dir.parent
 
 
 def _mounted(path: Path) -> bool:
@@ -165,15 +182,16 @@ def test_workspace_watch_throttles_itself(tmp_path: Path) -> None:
 
 @mounting
 def test_a_second_sandbox_on_the_same_workspace_shares_the_first_ones_limit(
-    open_dir: Path,
+    open_dir: Path, own_tmp: Path
 ) -> None:
     cls = _bwrap()
     limits = ResourceLimits(workspace_mb=8, file_size_mb=None)
     with cls(open_dir, limits) as outer:
         outer.exec("echo outer > o")
-        before = _workspace_filesystems()
+        before = _workspace_filesystems(own_tmp)
+        assert before  # the outer one's
         with cls(open_dir, limits) as inner:  # e.g. a checker's sandbox during scoring
-            assert _workspace_filesystems() == before  # no second tmpfs, a bind of the first
+            assert _workspace_filesystems(own_tmp) == before  # no second tmpfs: a bind
             bomb = inner.exec("cat o; head -c 1G /dev/zero > fill")
             assert bomb.stdout == "outer\n" and bomb.limit_hit == "workspace_size"
             inner.exec("rm fill; echo inner > i")
@@ -182,7 +200,7 @@ def test_a_second_sandbox_on_the_same_workspace_shares_the_first_ones_limit(
 
 
 @mounting
-def test_a_failed_set_up_leaves_no_mount(open_dir: Path, tmp_path: Path) -> None:
+def test_a_failed_set_up_leaves_no_mount(open_dir: Path, tmp_path: Path, own_tmp: Path) -> None:
     cls = _bwrap()
     missing_later = tmp_path / "tools"  # under a 0700 directory: must be bound for 64123
     missing_later.mkdir()
@@ -191,12 +209,12 @@ def test_a_failed_set_up_leaves_no_mount(open_dir: Path, tmp_path: Path) -> None
     def refuse(self: object, source: Path) -> Path:
         raise SandboxError(f"could not bind {str(source)!r} for the sandbox user: test")
 
-    before = _workspace_filesystems()
+    before = _workspace_filesystems(own_tmp)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("toolproof.sandbox._wsfs.ReachableBinds.add", refuse)
         with pytest.raises(SandboxError, match="could not bind"):
             cls(open_dir, ro_binds=binds)
-    assert _workspace_filesystems() == before and not _mounted(open_dir)
+    assert _workspace_filesystems(own_tmp) == before == set() and not _mounted(open_dir)
 
 
 @root_only
