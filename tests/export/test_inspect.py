@@ -109,3 +109,16 @@ def test_an_empty_run_is_a_log_with_no_samples(tmp_path: Path) -> None:
     log = inspect_log.read_eval_log(str(path))
     assert log.samples == []
     assert log.results is not None and log.results.total_samples == 0
+
+
+def test_a_stopped_run_is_a_cancelled_log(tmp_path: Path) -> None:
+    import json
+
+    from .runs import varied_records, write_run
+
+    run = write_run(tmp_path / "stopped", varied_records()[:2])
+    (run / "summary.json").write_text(json.dumps({"episodes": {"complete": False}}))
+    path = _export(run, tmp_path / "logs")
+    log = inspect_log.read_eval_log(str(path))
+    assert log.status == "cancelled"
+    assert len(log.samples or []) == 2

@@ -181,6 +181,16 @@ def _results(tally: Tally) -> dict[str, Any]:
     }
 
 
+def _status(source: RunSource, tally: Tally) -> str:
+    """``success`` for a finished run, ``cancelled`` for one stopped part way (its summary
+    says so), ``started`` for one with no episode yet."""
+    summary = source.reader.summary() or {}
+    episodes = summary.get("episodes") if isinstance(summary, dict) else None
+    if isinstance(episodes, dict) and episodes.get("complete") is False:
+        return "cancelled"
+    return "success" if tally.episodes else "started"
+
+
 def header(source: RunSource, tally: Tally) -> dict[str, Any]:
     """Everything of the log but its samples."""
     now = source.created.isoformat(timespec="seconds")
@@ -194,7 +204,7 @@ def header(source: RunSource, tally: Tally) -> dict[str, Any]:
     }
     return {
         "version": 2,
-        "status": "success" if tally.episodes else "started",
+        "status": _status(source, tally),
         "eval": {
             "eval_id": source.run_id,
             "run_id": source.run_id,
