@@ -182,7 +182,10 @@ def test_an_unimportable_custom_check_is_a_task_error(invoke: Invoke, tmp_path: 
 def test_a_custom_check_module_in_the_suite_directory_is_found(
     invoke: Invoke, tmp_path: Path
 ) -> None:
-    checks = [{"kind": "custom", "function": "suite_local_checks_p4:always"}]
+    checks = [
+        {"kind": "output", "number": 7},  # validate runs the solution: it must pass
+        {"kind": "custom", "function": "suite_local_checks_p4:always"},
+    ]
     root = write_suite(tmp_path / "suite", [make_task(success=checks)])
     (root / "suite_local_checks_p4.py").write_text(
         "def always(ctx):\n    return True\n", encoding="utf-8"

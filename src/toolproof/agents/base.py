@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field, field_validator
 
 from toolproof.spec import Limits, Problem, SpecError, TaskInstance
+from toolproof.spec._suggest import did_you_mean
 from toolproof.trajectory import Message, ToolCall, ToolResult, ToolSchema, Usage
 
 
@@ -378,7 +379,8 @@ def build_agent(spec: AgentSpec) -> AgentFactory:
                     None,
                     "agent",
                     f"unknown agent {spec.label!r}; valid kinds: {', '.join(kinds)} "
-                    "(e.g. oracle, openai:MODEL, python:module:attr)",
+                    "(e.g. oracle, openai:MODEL, python:module:attr)"
+                    + did_you_mean(spec.kind, kinds),
                 )
             ]
         )

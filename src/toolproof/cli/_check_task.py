@@ -21,7 +21,6 @@ from toolproof.spec import Suite, Task
 def _load(target: str, commands_on_host: bool = False) -> tuple[Suite, list[Task]]:
     """The suite to run in and the tasks to check; exits 2 on any preflight problem."""
     from toolproof.engine.preflight import check_target
-    from toolproof.spec import SuiteConfig, load_suite, suite_root_of
 
     from ._common import EXIT_USAGE
 
@@ -31,6 +30,14 @@ def _load(target: str, commands_on_host: bool = False) -> tuple[Suite, list[Task
             click.echo(str(problem), err=True)
         click.echo(f"{len(problems)} problem(s) found; nothing was run", err=True)
         raise SystemExit(EXIT_USAGE)
+    return suite_and_tasks(target)
+
+
+def suite_and_tasks(target: str) -> tuple[Suite, list[Task]]:
+    """The suite to run in and the tasks ``target`` names (a suite, or one task file: in
+    its suite, or a draft suite of its own); the target already passed the checks."""
+    from toolproof.spec import SuiteConfig, load_suite, suite_root_of
+
     path = Path(target)
     if not (path.is_file() and path.name != "suite.yaml"):
         suite = load_suite(target)

@@ -35,6 +35,7 @@ from ._run_checks import (
     _warn_unisolated,
     _with_attack,
 )
+from ._targets import task_file_target
 
 
 @click.command()
@@ -330,6 +331,8 @@ def run(
                 param_hint="--resume",
             ) from None
         run_dir = resume
+    if suite is not None and (one := task_file_target(suite)) is not None:
+        suite, tasks = one[0], (*tasks, one[1])  # a task file: its suite, that task
     if suite is not None or resume is None:
         if suite is None:
             raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")

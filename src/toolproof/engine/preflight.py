@@ -53,6 +53,7 @@ from toolproof.spec import (
     suite_root_of,
     validate_target,
 )
+from toolproof.spec._suggest import did_you_mean
 from toolproof.spec.index import (
     checked_fingerprint,
     load_recorded_tasks,
@@ -337,7 +338,7 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
             report.add(
                 ("tools", index),
                 f"no tool {entry!r}; see `toolproof list` for the known tools, or define it "
-                "inline (name, description, parameters)",
+                "inline (name, description, parameters)" + did_you_mean(entry, known),
             )
             missing = True
     if missing:

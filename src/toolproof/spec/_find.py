@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._suggest import did_you_mean
 from .errors import Problem, SpecError
 
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -61,7 +62,8 @@ def resolve_suite_path(name_or_path: str | Path) -> Path:
                 None,
                 "suite",
                 f"no suite {str(name_or_path)!r}: no such file or directory, nor a built-in "
-                f"suite name ({names}); give a folder holding suite.yaml, a task file or a name",
+                f"suite name ({names}); give a folder holding suite.yaml, a task file or a name"
+                + did_you_mean(str(name_or_path), builtin_suite_names()),
             )
         ]
     )

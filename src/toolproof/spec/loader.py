@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import random
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +21,7 @@ from ._find import builtin_suites_dir as builtin_suites_dir
 from ._find import resolve_suite_path as resolve_suite_path
 from ._find import task_files as task_files
 from ._semantic import suite_problems, suite_root_of, task_problems
+from ._suggest import did_you_mean
 from ._yamlsrc import Loc, SourceMap, load_document, number_problems
 from ._yamlsrc import field_text as _field_text
 from .errors import Problem, SpecError
@@ -53,6 +56,29 @@ def _data_loc(loc: tuple[str | int, ...], data: Any) -> Loc:
     return tuple(kept)
 
 
+@functools.cache
+def _field_names() -> frozenset[str]:
+    """Every field name of the task and suite models, nested ones too: the names a
+    misspelt field is compared with ("did you mean")."""
+    names: set[str] = set()
+    seen: set[type] = set()
+
+    def walk(annotation: Any) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation in seen:
+                return
+            seen.add(annotation)
+            for name, info in annotation.model_fields.items():
+                names.add(info.alias or name)
+                walk(info.annotation)
+        for arg in typing.get_args(annotation):
+            walk(arg)
+
+    walk(Task)
+    walk(SuiteConfig)
+    return frozenset(names)
+
+
 _UNION_TAGS = {"state", "output", "process", "evidence", "custom", "str", "InlineTool"}
 
 
@@ -68,6 +94,8 @@ def _problems(
             message = "is required but missing; add it"
         elif kind == "extra_forbidden":
             message = "is not a known field; remove it or fix its spelling"
+            if loc and isinstance(loc[-1], str):
+                message += did_you_mean(loc[-1], _field_names(), cutoff=0.75)
         else:
             message = error["msg"]
             if "input" in error and kind not in ("value_error", "assertion_error"):

@@ -1,0 +1,82 @@
+"""The front door as a new user meets it: ``run`` takes a task file as ``validate`` does;
+unknown agents, suites, tools and task fields get a "did you mean"; ``validate`` runs
+each reference solution once and refuses a task whose own solution fails its checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolproof.spec._suggest import did_you_mean
+from toolproof_helpers import CliResult, make_task, write_suite
+
+Invoke = Callable[..., CliResult]
+
+
+def test_run_takes_a_task_file_inside_a_suite(invoke: Invoke, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "mini", [make_task(), make_task(id="other")])
+    result = invoke("run", suite / "tasks" / "stock.yaml", "-a", "oracle", "-o", tmp_path / "r")
+    assert result.code == 0, result.err
+    assert "stock" in result.out and "other" not in result.out  # only that task
+
+
+def test_run_refuses_a_task_file_outside_a_suite_saying_why(invoke: Invoke, tmp_path: Path) -> None:
+    lone = write_suite(tmp_path / "mini", [make_task()]) / "tasks" / "stock.yaml"
+    moved = lone.rename(tmp_path / "stock.yaml")
+    result = invoke("run", moved, "-a", "oracle", "-o", tmp_path / "r")
+    assert result.code == 2
+    assert "outside any suite" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["run", "cor", "-a", "oracle"], "did you mean 'core'?"),
+        (["run", "core", "-a", "oracl", "-t", "hello-file"], "did you mean 'oracle'?"),
+        (["run", "core", "-a", "opnai:gpt-4o", "-t", "hello-file"], "did you mean 'openai'?"),
+    ],
+)
+def test_unknown_names_get_a_did_you_mean(
+    invoke: Invoke, tmp_path: Path, args: list[str], suggestion: str
+) -> None:
+    result = invoke(*args, "-o", tmp_path / "r", "-q")
+    assert result.code == 2 and suggestion in result.err, result.err
+
+
+def test_a_misspelt_tool_and_field_get_a_did_you_mean(invoke: Invoke, tmp_path: Path) -> None:
+    tool = write_suite(tmp_path / "a", [make_task(tools=["get_stock", "adjust_stok"])])
+    result = invoke("validate", tool)
+    assert result.code == 2 and "did you mean 'adjust_stock'" in result.err, result.err
+    field = make_task()
+    field["difficuly"] = 2
+    result = invoke("validate", write_suite(tmp_path / "b", [field]))
+    assert result.code == 2 and "difficuly: is not a known field" in result.err
+    assert "did you mean 'difficulty'?" in result.err
+
+
+def test_validate_runs_the_reference_solution(invoke: Invoke, tmp_path: Path) -> None:
+    wrong = make_task(success=[{"kind": "output", "number": 8}])  # the solution answers 7
+    suite = write_suite(tmp_path / "mini", [wrong, make_task(id="other")])
+    result = invoke("validate", suite)
+    assert result.code == 2, result.out
+    lines = [line for line in result.err.splitlines() if ": solution: " in line]
+    assert len(lines) == 1 and "stock.yaml:" in lines[0], result.err
+    assert "reference solution is not perfect" in lines[0]
+    static = invoke("validate", "--no-solutions", suite)  # the static checks alone pass
+    assert static.code == 0, static.err
+    good = invoke("validate", write_suite(tmp_path / "good", [make_task()]))
+    assert good.code == 0 and "reference solutions perfect" in good.out
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(st.text(max_size=40), st.lists(st.text(max_size=20), max_size=30))
+def test_did_you_mean_is_a_clause_or_nothing(name: str, known: list[str]) -> None:
+    text = did_you_mean(name, known)
+    assert text == "" or (text.startswith("; did you mean ") and text.endswith("?"))
+    if name in known and name:
+        assert repr(name) in text
