@@ -126,3 +126,16 @@ def test_the_submit_schema_wraps_the_declared_type() -> None:
     schema = submit_schema(_check(type={"type": "string", "format": "time"}, expected="10:30"))
     assert schema["properties"]["answer"]["format"] == "time"
     assert "HH:MM" in schema["properties"]["answer"]["description"]
+
+
+def test_a_list_of_numbers_compares_each_within_the_tolerance() -> None:
+    pair = _check(
+        type={"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+        expected=[3, 1234.56],
+        compare="order",
+        tolerance=0.011,
+    )
+    assert same_answer(pair, [3, 1234.565]) and not same_answer(pair, [1234.56, 3])
+    assert not same_answer(pair, [3, 1234.6]) and not same_answer(pair, [3])
+    unordered = _check(type=pair.type, expected=[3, 1234.56], tolerance=0.011)
+    assert unordered.comparison == "set" and same_answer(unordered, [1234.56, 3.0])

@@ -179,6 +179,10 @@ def _norm(value: Any, case_sensitive: bool) -> Any:
     return value
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def same_answer(check: AnswerCheck, value: Any) -> bool:
     """Whether a (valid) submitted value equals the expected one, compared as declared."""
     expected = check.expected
@@ -192,6 +196,13 @@ def same_answer(check: AnswerCheck, value: Any) -> bool:
             return False
         got = [_norm(v, check.case_sensitive) for v in value]
         want = [_norm(v, check.case_sensitive) for v in expected]
+        if len(got) != len(want):
+            return False
+        if all(_is_number(v) for v in [*got, *want]):  # numbers: within the tolerance
+            if compare == "set":
+                got, want = sorted(got), sorted(want)
+            pairs = zip(got, want, strict=True)
+            return all(abs(float(g) - float(w)) <= check.tolerance for g, w in pairs)
         if compare == "order":
             return got == want
         return len(got) == len(set(map(repr, got))) and sorted(map(repr, got)) == sorted(
@@ -237,7 +248,11 @@ class AnswerCheck(BaseModel):
             "numbers with a tolerance, set for lists, else exact."
         ),
     )
-    tolerance: float = Field(0.0, ge=0, description="Absolute tolerance of a number answer.")
+    tolerance: float = Field(
+        0.0,
+        ge=0,
+        description="Absolute tolerance of a number answer (or of each number of a list).",
+    )
     unit: str | None = Field(None, description="The unit of a number answer (shown to agents).")
     case_sensitive: bool = Field(False, description="Compare strings case-sensitively.")
 
