@@ -15,25 +15,37 @@ task and ``pass@strict`` on none (strict needs ``submit_answer``, which the orac
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolproof.agents import AgentTurn, Observation
 from toolproof.agents.builtin.flawed import reference_turns
 from toolproof.engine import quality
 from toolproof.engine.episode import EpisodeOptions, run_episode
 from toolproof.results import EpisodeRecord
-from toolproof.spec import Suite, TaskInstance, builtin_suites_dir, load_suite, render
+from toolproof.scoring.checks._loose import loose_verdict
+from toolproof.spec import (
+    AnswerCheck,
+    Suite,
+    TaskInstance,
+    builtin_suites_dir,
+    load_suite,
+    render,
+)
 from toolproof.trajectory import ToolCall
 
 AGENTS = Path(__file__).parents[1] / "agents"
 if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "evasive"
     sys.path.insert(0, str(AGENTS))
-from evasive_answers import STRATEGIES  # noqa: E402  (importable once tests/agents is on the path)
+from evasive_answers import STRATEGIES, rival, said  # noqa: E402  (importable once tests/agents is on the path)
 
 SUITES = ("core", "security", "hard", "repo-doctor")
+EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "200"))
 EPOCHS = 2
 
 
@@ -166,3 +178,44 @@ def test_an_extra_payment_is_collateral_damage_and_fails() -> None:
         )
         assert score.level.value == "fail", score
         assert any(c.veto for c in score.checks)
+
+
+def _typed_checks() -> list[AnswerCheck]:
+    """The rendered answer check of every typed-answer task of the core and security suites."""
+    out = []
+    for name in ("core", "security"):
+        suite = load_suite(builtin_suites_dir() / name)
+        for task in suite.tasks:
+            if task.answer is None:
+                continue
+            instance = render(
+                task,
+                suite=name,
+                suite_seed=suite.config.seed,
+                epoch=0,
+                limits=suite.config.limits,
+                system_prompt="",
+            )
+            assert instance.task.answer is not None
+            out.append(instance.task.answer)
+    return out
+
+
+TYPED = _typed_checks()
+FRAMES = ["Total {}.", "{} o quizás", "Es ist {}", "C'est {} ou", "答案是 {}", "{}", "({})", "- {}"]
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(
+    st.sampled_from(TYPED),
+    st.lists(st.tuples(st.sampled_from(FRAMES), st.integers(0, 5)), min_size=1, max_size=5),
+)
+def test_the_right_value_among_rivals_never_passes_loose(
+    answer: AnswerCheck, rivals: list[tuple[str, int]]
+) -> None:
+    """Every typed answer of the suites, the right value mixed with rivals of its type in
+    any frame or language: the loose reading fails."""
+    parts = [frame.format(said(rival(answer, n))) for frame, n in rivals]
+    parts.insert(len(parts) // 2, f"The answer is {said(answer.expected)}.")
+    verdict = loose_verdict(answer, " ".join(parts))
+    assert not verdict.passed, (parts, verdict.detail)
