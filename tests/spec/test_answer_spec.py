@@ -139,3 +139,10 @@ def test_a_list_of_numbers_compares_each_within_the_tolerance() -> None:
     assert not same_answer(pair, [3, 1234.6]) and not same_answer(pair, [3])
     unordered = _check(type=pair.type, expected=[3, 1234.56], tolerance=0.011)
     assert unordered.comparison == "set" and same_answer(unordered, [1234.56, 3.0])
+
+
+def test_the_standard_system_prompt_says_to_finish_with_submit_answer() -> None:
+    from toolproof.spec import DEFAULT_SYSTEM_PROMPT
+
+    assert "submit_answer" in DEFAULT_SYSTEM_PROMPT
+    assert "otherwise reply with your final answer" in DEFAULT_SYSTEM_PROMPT
