@@ -80,3 +80,26 @@ def test_did_you_mean_is_a_clause_or_nothing(name: str, known: list[str]) -> Non
     assert text == "" or (text.startswith("; did you mean ") and text.endswith("?"))
     if name in known and name:
         assert repr(name) in text
+
+
+def test_new_task_creates_its_folder(invoke: Invoke, tmp_path: Path) -> None:
+    target = tmp_path / "my-suite" / "tasks" / "pay-rent.yaml"
+    result = invoke("new-task", target, "--kind", "change", "--domain", "banking")
+    assert result.code == 0, result.err
+    assert target.is_file()
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    result = invoke("new-task", blocked / "tasks" / "t.yaml")
+    assert result.code == 2 and "cannot create the folder" in result.err
+
+
+def test_an_oracle_run_warns_of_a_broken_solution(invoke: Invoke, tmp_path: Path) -> None:
+    wrong = make_task(success=[{"kind": "output", "number": 8}])  # the solution answers 7
+    suite = write_suite(tmp_path / "mini", [wrong])
+    result = invoke("run", suite, "-a", "oracle", "-o", tmp_path / "r")
+    assert "reference solution of 1 task(s) does not pass" in result.err, result.err
+    assert "(stock)" in result.err
+    fine = invoke(
+        "run", write_suite(tmp_path / "ok", [make_task()]), "-a", "oracle", "-o", tmp_path / "r2"
+    )
+    assert fine.code == 0 and "reference solution" not in fine.err

@@ -37,6 +37,7 @@ def test_bad_paths_and_existing_files_exit_2(invoke: Invoke, tmp_path: Path) -> 
     for bad in ("Bad Name.yaml", "task.txt", "../x/../.yaml"):
         result = invoke("new-task", tmp_path / bad)
         assert result.code == 2 and "TASK_ID.yaml" in result.err, (bad, result.err)
+    (tmp_path / "no").write_text("a file, not a folder")
     assert invoke("new-task", tmp_path / "no" / "dir" / "t.yaml").code == 2
     path = tmp_path / "t.yaml"
     assert invoke("new-task", path).code == 0

@@ -94,8 +94,8 @@ def print_comparison(comparison: Comparison, console: Console, *, gate: str = "s
     console.print(
         f"[dim]* gate metric; better: the direction that is an improvement; significant at "
         f"p < {comparison.alpha:g} (pass/fail metrics: exact McNemar over paired instances; "
-        "others: paired bootstrap over tasks; calls, time, tokens and cost over instances "
-        "passed in both runs)[/]"
+        "others: paired bootstrap over tasks, from 6 tasks on; calls, time, tokens and cost "
+        "over instances passed in both runs)[/]"
     )
     for row in binary:
         console.print(

@@ -75,7 +75,12 @@ def overview(out: Callable[[str], object] | None = None) -> None:
     index = suite_index_file()
     names = builtin_suite_names()
     rows = [
-        (name, f"v{info.version}", str(info.tasks), " ".join(info.description.split()))
+        (
+            name,
+            f"v{info.version}" if str(info.version)[:1].isdigit() else str(info.version),
+            str(info.tasks),
+            " ".join(info.description.split()),
+        )
         for name, info in zip(names, suite_infos(names, index), strict=True)
     ]
     echo(_bold("suites"))

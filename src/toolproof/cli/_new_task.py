@@ -234,9 +234,11 @@ def new_task(path: Path, kind: str, domain: str, force: bool) -> None:
     if path.exists() and not force:
         click.echo(f"error: {path} exists; choose another name or pass --force", err=True)
         raise SystemExit(EXIT_USAGE)
-    if not path.parent.is_dir():
-        click.echo(f"error: no folder {str(path.parent)!r}; create it first", err=True)
-        raise SystemExit(EXIT_USAGE)
+    try:  # the docs' first example names a folder that does not exist yet
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        click.echo(f"error: cannot create the folder {str(path.parent)!r}: {exc}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
     path.write_text(scaffold(task_id, kind, domain, str(path)), encoding="utf-8")
     click.echo(f"wrote {path} ({kind}, {domain}); rewrite the FILL IN lines, then run:")
     click.echo(f"  toolproof check-task {path}")

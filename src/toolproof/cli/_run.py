@@ -514,6 +514,27 @@ def _execute(
         lock.release()
 
 
+def _warn_failed_oracle(summary: dict[str, Any]) -> None:
+    """The oracle plays each task's reference solution: one that does not pass is a
+    broken task, never the agent's failure; say so (stderr) instead of a quiet 'partial'."""
+    if summary.get("agent") != "oracle":
+        return
+    failed = sorted(
+        task_id
+        for task_id, entry in (summary.get("tasks") or {}).items()
+        if int(entry.get("passed", 0)) < int(entry.get("scored", 0))
+    )
+    if failed:
+        shown = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
+        click.secho(
+            f"WARNING: the reference solution of {len(failed)} task(s) does not pass its own "
+            f"checks ({shown}): the tasks are broken; `toolproof check-task` says why",
+            fg="yellow",
+            bold=True,
+            err=True,
+        )
+
+
 def _finish(
     summary: dict[str, Any], run_dir: Path, *, mode: str, quiet: bool, max_infra: float
 ) -> None:
@@ -529,6 +550,7 @@ def _finish(
 
         print_summary(run_dir, Console(stderr=not human_out))
     click.echo(f"results: {run_dir}", err=not human_out)
+    _warn_failed_oracle(summary)
     if verdict.reason is not None:
         click.secho(verdict.reason, fg="red", bold=True, err=True)
     if mode == "json":

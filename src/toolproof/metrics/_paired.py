@@ -131,6 +131,12 @@ METRICS: dict[str, CompareMetric] = {
 """The compared metrics, by name, in table order."""
 
 
+MIN_BOOTSTRAP_TASKS = 6
+"""Fewest paired tasks a bootstrap test is run on: below it the resamples are too few to
+mean anything (two tasks whose differences agree in sign give p ~ 0.001), so the row shows
+the change with no p-value and the verdict ``n/a``."""
+
+
 @dataclass(frozen=True)
 class MetricChange:
     """One row of the comparison: a metric in A and B, the change and its test.
@@ -190,6 +196,20 @@ def _continuous(
     tasks = sorted(by_task)
     a = [sum(v for v, _ in by_task[t]) / len(by_task[t]) for t in tasks]
     b = [sum(v for _, v in by_task[t]) / len(by_task[t]) for t in tasks]
+    if len(tasks) < MIN_BOOTSTRAP_TASKS:  # a bootstrap of 2 tasks "finds" p = 0.001
+        mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
+        return MetricChange(
+            name=metric.name,
+            description=metric.description,
+            test="paired_bootstrap",
+            higher_is_better=metric.higher_is_better,
+            n=len(tasks),
+            a=mean_a,
+            b=mean_b,
+            change=mean_b - mean_a,
+            p_value=None,
+            direction=metric.direction,
+        )
     diff = paired_bootstrap_diff(a, b, resamples=resamples, seed=seed, confidence=1 - alpha)
     return _row(
         metric,

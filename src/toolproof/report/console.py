@@ -20,6 +20,13 @@ from toolproof.results import RunReader
 _LEVEL_STYLE = {"perfect": "green", "acceptable": "green", "partial": "yellow", "fail": "red"}
 
 
+def version_label(version: object) -> str:
+    """``v1.2.0`` for a number-like version; a provided suite's version as it is
+    (``bfcl-eval-2026.3.23``, never ``vbfcl-eval-...``)."""
+    text = str(version)
+    return f"v{text}" if text[:1].isdigit() else text
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -150,7 +157,7 @@ def print_summary(run_dir: Path, console: Console | None = None, *, tasks: bool 
         return
     suite = summary.get("suite", {})
     console.print(
-        f"[bold]{suite.get('name')}[/] v{suite.get('version')}  "
+        f"[bold]{suite.get('name')}[/] {version_label(suite.get('version'))}  "
         f"agent [bold]{summary.get('agent')}[/]"
         f"  track {summary.get('track')}  seed {suite.get('seed')}"
     )
