@@ -215,7 +215,7 @@ async def test_the_variables_point_inside_and_the_files_are_there() -> None:
         'mkfifo "$TOOLPROOF_USAGE_FILE"',
         'ln -s /dev/zero "$TOOLPROOF_USAGE_FILE"',
         'head -c 10000000 /dev/zero > "$TOOLPROOF_USAGE_FILE"',
-        "echo '{\"input_tokens\": 5, \"cost_usd\": -24690}' > $TOOLPROOF_USAGE_FILE",
+        'echo \'{"input_tokens": 5, "cost_usd": -24690}\' > $TOOLPROOF_USAGE_FILE',
     ],
 )
 async def test_a_hostile_usage_file_is_refused_without_blocking(hostile: str) -> None:
