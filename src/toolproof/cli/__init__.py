@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("toolproof.cli._schema:schema", "Print the JSON Schema of the task format."),
     "serve-mcp": ("toolproof.cli._serve_mcp:serve_mcp", "Serve one task's tools over MCP."),
     "compare": ("toolproof.cli._compare:compare", "Compare two runs: changes and significance."),
+    "leaderboard": ("toolproof.cli._leaderboard:leaderboard", "Rank N runs of one suite."),
     "baseline": ("toolproof.cli._baseline:baseline", "Save a baseline run; check runs against it."),
     "report": ("toolproof.cli._report:report", "Write a self-contained HTML report of a run."),
     "view": ("toolproof.cli._view:view", "Browse runs in a local web viewer."),

@@ -14,7 +14,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import _api, _export, _pages
+from . import _api, _export, _leaderboard, _pages
 from ._catalog import RunCatalog
 
 STATIC = Path(__file__).parent / "static"
@@ -71,6 +71,7 @@ def create_app(runs_dir: Path, *, allowed_hosts: list[str] | None = None) -> Sta
             *_pages.ROUTES,
             *_api.ROUTES,
             *_export.ROUTES,
+            *_leaderboard.ROUTES,
             Mount("/static", StaticFiles(directory=STATIC)),
         ],
         middleware=[
