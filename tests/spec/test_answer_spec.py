@@ -146,3 +146,9 @@ def test_the_standard_system_prompt_says_to_finish_with_submit_answer() -> None:
 
     assert "submit_answer" in DEFAULT_SYSTEM_PROMPT
     assert "otherwise reply with your final answer" in DEFAULT_SYSTEM_PROMPT
+
+
+def test_a_typed_answer_cannot_end_a_conversation_early() -> None:
+    data = _task(NUMBER, user_turns=[{"content": "And now?"}])
+    with pytest.raises(ValidationError, match="cannot have one"):
+        Task.model_validate(data)

@@ -432,6 +432,13 @@ class Task(BaseModel):
                 f"success has {len(answers)} answer checks; a task has one typed answer "
                 "(use a list type for several values)"
             )
+        conversation = self.user is not None and self.user.mode == "conversation"
+        if self.user_turns or conversation:
+            raise ValueError(
+                "a typed answer (kind: answer) ends the episode when it is handed in, so a task "
+                "with user_turns or a user in conversation cannot have one: check its replies "
+                "with output, evidence or judge checks"
+            )
         check = answers[0]
         submit = self.solution.submit
         if submit is None:
