@@ -187,14 +187,22 @@ async def test_a_user_model_that_never_stops_ends_at_max_turns() -> None:
     assert trajectory.final_answer == "Done: there are 12 units now." and score.passed
 
 
+SURROGATE = (
+    '{"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0,'
+    ' "finish_reason": "stop", "message": {"role": "assistant", "content": "Hi \\udcff"}}]}'
+)
+"""A user model's reply whose text holds a lone surrogate escape: its failure, not the agent's."""
+
+
 @pytest.mark.parametrize(
     ("reply", "why"),
     [
         (ScriptedReply(""), "no reply text"),
         (ScriptedReply(error=ScriptedError.garbage("<html>oops</html>", status=400)), "HTTP 400"),
         (ScriptedReply(tool_calls=[ScriptedToolCall("adjust_stock", {"delta": 99})]), "no reply"),
+        (ScriptedReply(error=ScriptedError(200, body=SURROGATE, times=99)), "not valid Unicode"),
     ],
-    ids=["empty", "garbage", "only-tool-calls"],
+    ids=["empty", "garbage", "only-tool-calls", "lone-surrogate"],
 )
 async def test_a_user_model_without_usable_text_is_an_infra_error(
     reply: ScriptedReply, why: str

@@ -38,7 +38,7 @@ from toolproof.tools.toolkits.user import (
     restore_transcript,
     simulator_for,
 )
-from toolproof.trajectory import Message, Step
+from toolproof.trajectory import Message, Step, ingress
 
 USER_TURN = "user_turn"
 """Step annotation: the index of the user turn the step belongs to (0: the first prompt)."""
@@ -116,7 +116,7 @@ class UserTurns:
         request = self.instance.task.description
         opener = getattr(simulator, "open", None)
         said = opener(request) if callable(opener) else request
-        text = str(await said if inspect.isawaitable(said) else said)
+        text = _usable(simulator.name, str(await said if inspect.isawaitable(said) else said))
         text = text.replace(STOP_TOKEN, "").strip()
         if not text:
             raise UserModelError(f"the user {simulator.name} opened the conversation with no text")
@@ -170,7 +170,8 @@ class UserTurns:
             said = answerer(self.instance.task.description, tuple(history))
         else:  # a simulator made for ask_user: it answers, and never stops
             said = simulator.reply(text, ())
-        answer = str(await said if inspect.isawaitable(said) else said).strip()
+        answer = _usable(simulator.name, str(await said if inspect.isawaitable(said) else said))
+        answer = answer.strip()
         user_s = time.perf_counter() - u0
         notes: dict[str, Any] = {USER_BY: simulator.name}
         if STOP_TOKEN in answer:
@@ -182,6 +183,22 @@ class UserTurns:
             raise UserModelError(f"the user {simulator.name} answered with no text")
         self.history = [*history, Utterance("user", answer)]
         return FollowUp(Message(role="user", content=answer), False, notes, user_s)
+
+
+def _usable(name: str, text: str) -> str:
+    """The user's text, if it can be recorded: a lone surrogate from the user's model (a JSON
+    escape such as ``\\udcff`` alone) is that model's failure, the harness's, not the agent's.
+
+    Raises:
+        UserModelError: the text is not valid Unicode.
+    """
+    at = ingress.lone_surrogate(text)
+    if at is not None:
+        raise UserModelError(
+            f"the user {name} answered with text that is not valid Unicode (a lone surrogate "
+            f"at character {at:,})"
+        )
+    return text
 
 
 def refuse_driven(instance: TaskInstance, agent_label: str) -> None:
