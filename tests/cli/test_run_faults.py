@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -19,16 +18,14 @@ from pathlib import Path
 import pytest
 
 from toolproof.results import TRAJECTORIES
-from toolproof.spec import resolve_suite_path
-from toolproof_helpers import CliResult
+from toolproof_helpers import CliResult, make_task, write_suite
 
 Invoke = Callable[..., CliResult]
-TASKS = ["--task=stock-lookup", "--task=hello-file", "--task=stock-sum"]
 
 
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(resolve_suite_path("core"), tmp_path / "core"))
+    return write_suite(tmp_path / "suite", [make_task(id=f"stock-{n}") for n in "abc"])
 
 
 def _no_traceback(result: CliResult) -> None:
@@ -40,7 +37,7 @@ def test_a_run_folder_under_a_file_exits_2_naming_it(
 ) -> None:
     (tmp_path / "file").write_text("")
     out = tmp_path / "file" / "run"
-    result = invoke("run", suite, "--agent", "oracle", *TASKS, "-o", out, "--progress", "none")
+    result = invoke("run", suite, "--agent", "oracle", "-o", out, "--progress", "none")
     _no_traceback(result)
     assert result.code == 2, result.err
     assert f"{out}: cannot write the run there (Not a directory)" in result.err
@@ -58,7 +55,7 @@ def test_a_read_only_run_folder_exits_2_naming_it(
         mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "mkdir", read_only)  # root may write anywhere: a ro mount is needed
-    result = invoke("run", suite, "--agent", "oracle", *TASKS, "-o", out, "--progress", "none")
+    result = invoke("run", suite, "--agent", "oracle", "-o", out, "--progress", "none")
     _no_traceback(result)
     assert result.code == 2, result.err
     assert f"{out}: cannot write the run there (Read-only file system)" in result.err
@@ -72,7 +69,7 @@ def test_a_folder_without_write_permission_exits_2(
     folder.mkdir(mode=0o555)
     try:
         result = invoke(
-            "run", suite, "--agent", "oracle", *TASKS, "-o", folder / "run", "--progress", "none"
+            "run", suite, "--agent", "oracle", "-o", folder / "run", "--progress", "none"
         )
     finally:
         folder.chmod(0o755)
@@ -104,7 +101,7 @@ def test_resume_of_a_run_with_a_damaged_trajectories_file_finishes(
     invoke: Invoke, suite: Path, tmp_path: Path, how: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     run_dir = tmp_path / "run"
-    first = invoke("run", suite, "--agent", "oracle", *TASKS, "-o", run_dir, "--progress", "none")
+    first = invoke("run", suite, "--agent", "oracle", "-o", run_dir, "--progress", "none")
     assert first.code == 0, first.err
     _damage(run_dir / TRAJECTORIES, how)
     shown = invoke("show", run_dir, "--failures")
