@@ -236,6 +236,15 @@ from ._targets import task_file_target
     ),
 )
 @budget_options
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help=(
+        "An evaluation file: run its matrix of suites x agents x models, one run folder "
+        "per cell (default: ./toolproof.yaml when no SUITE and no --resume is given)."
+    ),
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary table.")
 @click.pass_context
 def run(
@@ -276,6 +285,7 @@ def run(
     sample: int | None,
     max_tokens: int | None,
     max_cost: float | None,
+    config_file: Path | None,
     quiet: bool,
 ) -> None:
     """Run SUITE (a built-in name or a directory) against an agent and score every episode.
@@ -302,6 +312,19 @@ def run(
     from toolproof.spec.providers import is_provided
 
     load_plugins()
+    if suite is None and resume is None:
+        from ._config import OVERRIDABLE, find_config, run_matrix
+
+        evaluation = find_config(config_file)
+        if evaluation is not None:  # an evaluation file: its matrix, command line on top
+            source = click.core.ParameterSource.COMMANDLINE
+            params = {
+                n: ctx.params[n] for n in OVERRIDABLE if ctx.get_parameter_source(n) is source
+            }
+            run_matrix(ctx, evaluation, params)
+            return
+    elif config_file is not None:
+        raise click.UsageError("--config runs an evaluation file: give no SUITE or --resume")
     given = {
         name
         for name in (
@@ -335,7 +358,10 @@ def run(
         suite, tasks = one[0], (*tasks, one[1])  # a task file: its suite, that task
     if suite is not None or resume is None:
         if suite is None:
-            raise click.UsageError("give a SUITE (e.g. core) or --resume RUN_DIR")
+            raise click.UsageError(
+                "give a SUITE (e.g. core), --resume RUN_DIR, or --config FILE (an evaluation "
+                "file; ./toolproof.yaml is found by itself)"
+            )
         fields["suite"] = suite if is_provided(suite) else str(resolve_suite_path(suite))
     if attack is not None:
         fields["suite"] = _with_attack(str(fields["suite"]), attack)
