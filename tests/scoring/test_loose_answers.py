@@ -139,3 +139,65 @@ def test_any_rival_option_fails(named: list[str]) -> None:
     answer = "I pick " + ", then ".join(named) + "."
     verdict = loose_verdict(ACCOUNT, answer)
     assert verdict.passed == (set(named) == {"SAV-1"}), (answer, verdict.detail)
+
+
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+_ONES += "fifteen sixteen seventeen eighteen nineteen"
+_SMALL = _ONES.split()
+_TENS_WORDS = ["", "", "twenty", "thirty", "forty", "fifty"]
+_TENS_WORDS += ["sixty", "seventy", "eighty", "ninety"]
+
+
+def spelled(n: int, hyphen: bool = True) -> str:
+    """An English spelling of 0 <= n < 1,000,000 (the test's own, independent of the reader)."""
+    if n < 20:
+        return _SMALL[n]
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return _TENS_WORDS[tens] + (("-" if hyphen else " ") + _SMALL[ones] if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return f"{_SMALL[hundreds]} hundred" + (f" and {spelled(rest, hyphen)}" if rest else "")
+    thousands, rest = divmod(n, 1000)
+    return f"{spelled(thousands, hyphen)} thousand" + (f" {spelled(rest, hyphen)}" if rest else "")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "46, or maybe forty-two",
+        "46 or forty two",
+        "Total 46. Total fifty.",
+        "46 (one hundred and five in the other ledger)",
+        "46, zwölf",
+        "46 o doce",
+        "Twelve thousand three hundred, or 46.",
+    ],
+)
+def test_a_spelled_out_rival_fails(answer: str) -> None:
+    verdict = loose_verdict(TOTAL, answer)
+    assert not verdict.passed
+    assert "rival" in verdict.detail
+
+
+@pytest.mark.parametrize("answer", ["forty-six", "Forty six.", "There are 46 (forty-six)."])
+def test_the_value_spelled_out_passes(answer: str) -> None:
+    verdict = loose_verdict(TOTAL, answer)
+    assert verdict.passed, verdict.detail
+
+
+def test_a_lone_one_is_a_pronoun_not_a_number() -> None:
+    assert loose_verdict(TOTAL, "The one I counted: 46.").passed
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=999_999).filter(lambda n: n not in (1, 46)),
+    st.booleans(),
+    FRAMES,
+)
+def test_any_spelled_out_rival_fails(rival: int, hyphen: bool, frame: str) -> None:
+    """A rival written in English words, up to the thousands, is a rival like digits."""
+    answer = f"Total 46. {frame.format(spelled(rival, hyphen))}"
+    verdict = loose_verdict(TOTAL, answer)
+    assert not verdict.passed, (answer, verdict.detail)

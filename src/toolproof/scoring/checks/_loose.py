@@ -5,9 +5,11 @@ answer in free text is read here for ``pass@loose`` only, by construction rather
 than by guessing what the words commit to:
 
 * every **candidate of the answer's type** is taken from the whole message (every
-  number for a number answer, every date, every time, every option of the declared
-  set, every match of an id pattern), whatever frame or language surrounds it, and
-  whether or not the value came from a tool result;
+  number for a number answer, in digits or in words (``forty-two``: English up to the
+  thousands, small numbers in a few other languages, :mod:`._number_words`), every
+  date, every time, every option of the declared set, every match of an id
+  pattern), whatever frame or language surrounds it, and whether or not the value
+  came from a tool result;
 * it passes only when **exactly one** candidate value appears (it may be repeated)
   and it is the expected one: any other candidate of the type is a rival;
 * and **no negation or hedge** stands next to it (``not 46``, ``46 is wrong``,
@@ -31,6 +33,7 @@ import regex
 
 from toolproof.spec.answer import AnswerCheck, answer_kind, item_schema
 
+from ._number_words import number_words
 from ._text import numbers_in
 
 _NEGATION = re.compile(
@@ -174,6 +177,8 @@ def _numbers(text: str) -> Iterator[Candidate]:
         values = numbers_in(m[0])
         if values:
             yield Candidate(values[0], m.start(), m.end())
+    for value, start, end in number_words(plain):  # "forty-two" is a number too
+        yield Candidate(value, start, end)
 
 
 def _options(text: str, options: list[str], case_sensitive: bool) -> Iterator[Candidate]:
