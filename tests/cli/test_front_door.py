@@ -103,3 +103,27 @@ def test_an_oracle_run_warns_of_a_broken_solution(invoke: Invoke, tmp_path: Path
         "run", write_suite(tmp_path / "ok", [make_task()]), "-a", "oracle", "-o", tmp_path / "r2"
     )
     assert fine.code == 0 and "reference solution" not in fine.err
+
+
+def test_a_mis_indented_record_is_flagged(invoke: Invoke, tmp_path: Path) -> None:
+    world = {"records": {"products": {"A": {"name": "Bolt", "stock": 7}}, "B": {"stock": 3}}}
+    suite = write_suite(tmp_path / "mini", [make_task(world=world)])
+    result = invoke("validate", suite)
+    assert result.code == 2, result.out
+    line = next(x for x in result.err.splitlines() if "world.records.B" in x)
+    assert "stock.yaml:" in line and "no tool of this task reads a collection 'B'" in line
+    assert "indented one level too little" in line and "products" in line
+    close = {"records": {"products": {"A": {"name": "Bolt", "stock": 7}}, "product": {}}}
+    result = invoke("validate", write_suite(tmp_path / "typo", [make_task(world=close)]))
+    assert result.code == 2 and "did you mean 'products'?" in result.err
+
+
+def test_a_collection_a_check_names_is_not_flagged(invoke: Invoke, tmp_path: Path) -> None:
+    world = {"records": {"products": {"A": {"name": "Bolt", "stock": 7}}, "audit": {}}}
+    checks = [
+        {"kind": "output", "number": 7},
+        {"kind": "state", "records": {"audit.last": None}},
+    ]
+    suite = write_suite(tmp_path / "mini", [make_task(world=world, success=checks)])
+    result = invoke("validate", "--no-solutions", suite)
+    assert result.code == 0, result.err

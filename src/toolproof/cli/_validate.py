@@ -34,6 +34,9 @@ def validate(targets: tuple[str, ...], no_solutions: bool) -> None:
         count, found = check_target(target)
         checked += count
         problems.extend(found)
+    if not problems:
+        for target in targets:
+            problems.extend(collection_problems(target))
     if not problems and not no_solutions:
         for target in targets:
             problems.extend(solution_problems(target))
@@ -44,6 +47,16 @@ def validate(targets: tuple[str, ...], no_solutions: bool) -> None:
         raise SystemExit(2)
     ran = "" if no_solutions else ", reference solutions perfect"
     click.secho(f"ok: {', '.join(targets)} valid ({checked} task(s) checked{ran})", fg="green")
+
+
+def collection_problems(target: str) -> list[object]:
+    """Record collections of ``target``'s tasks that no tool of the task reads
+    (:mod:`._records`)."""
+    from ._check_task import suite_and_tasks
+    from ._records import record_problems
+
+    suite, tasks = suite_and_tasks(target)
+    return [p for task in tasks for p in record_problems(suite, task)]
 
 
 def solution_problems(target: str) -> list[str]:

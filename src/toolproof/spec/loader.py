@@ -95,7 +95,7 @@ def _problems(
         elif kind == "extra_forbidden":
             message = "is not a known field; remove it or fix its spelling"
             if loc and isinstance(loc[-1], str):
-                message += did_you_mean(loc[-1], _field_names(), cutoff=0.75)
+                message += did_you_mean(loc[-1], _field_names() - {loc[-1]}, cutoff=0.75)
         else:
             message = error["msg"]
             if "input" in error and kind not in ("value_error", "assertion_error"):
