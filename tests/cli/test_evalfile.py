@@ -10,11 +10,16 @@ Anthropic SDKs over HTTP): one answers right, the other wrong.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 pytest.importorskip("openai")
@@ -178,3 +183,35 @@ def test_config_with_a_suite_is_refused(invoke: Invoke, tmp_path: Path) -> None:
     path.write_text("suites: [core]\nagents: [{name: a, agent: oracle}]\n")
     result = invoke("run", "core", "--config", path)
     assert result.code == 2 and "--config runs an evaluation file" in result.err
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12))
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_FIELDS = st.sampled_from(
+    ["name", "suites", "agents", "models", "epochs", "seed", "budgets", "gates", "out", "x"]
+)
+
+
+@settings(
+    max_examples=int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "60")),
+    derandomize=True,
+    deadline=None,
+)
+@given(st.dictionaries(_FIELDS, _VALUES, max_size=6))
+def test_any_document_loads_or_is_a_problem_of_the_file(document: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "toolproof.yaml"
+        path.write_text(yaml.safe_dump(document), encoding="utf-8")
+        try:
+            evaluation = load_eval_file(path)
+        except SpecError as exc:
+            assert exc.problems and all(p.file == path for p in exc.problems)
+            return
+    assert evaluation.cells()  # a valid file has at least one cell
+    assert all(cell.label and "/" not in cell.label for cell in evaluation.cells())
