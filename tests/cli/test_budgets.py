@@ -148,3 +148,14 @@ def test_bad_budgets_are_refused(invoke: Invoke, tmp_path: Path, option: str, va
     result = invoke("run", "core", "-a", "oracle", option, value, "-o", tmp_path / "r", "-q")
     assert result.code == 2 and option in result.err
     assert not (tmp_path / "r").exists()
+
+
+def test_the_json_end_event_carries_spend_and_the_stop_reason(
+    invoke: Invoke, server: ModelServer, tmp_path: Path
+) -> None:
+    result = invoke(*_run(server, tmp_path / "r", "--max-tokens", "150000", "--json"))
+    assert result.code == 3
+    end = json.loads(result.out.splitlines()[-1])
+    assert end["event"] == "end" and end["cause"] == "incomplete"
+    assert end["tokens"] == 220_000 and end["cost_usd"] == pytest.approx(0.042)
+    assert "token budget reached" in end["stop_reason"] and end["resume"]

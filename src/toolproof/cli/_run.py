@@ -589,6 +589,9 @@ def _finish(
             "complete": bool(episodes.get("complete", True)),
             "episodes": episodes,
             "success": summary.get("success"),
+            "tokens": (summary.get("tokens") or {}).get("total"),
+            "cost_usd": (summary.get("cost") or {}).get("usd"),
+            "stop_reason": episodes.get("stop_reason"),
             "resume": resume_command(run_dir) if verdict.cause == "incomplete" else None,
             **verdict.to_dict(),
         }
