@@ -219,6 +219,9 @@ class RawServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        # A client hanging up mid-request is the point of some replies: the server's own
+        # report of it (a traceback on stderr) is not toolproof's and must not be printed.
+        self.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     @contextmanager
