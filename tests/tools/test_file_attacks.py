@@ -312,7 +312,8 @@ async def test_odd_names_are_shown_safely_and_never_crash(world: World) -> None:
     assert sorted(h["path"] for h in json.loads(hits.content)) == sorted(
         "/workspace/" + n.decode("utf-8", "backslashreplace") for n in ODD_NAMES
     )
-    # The agent reaches a name that is not UTF-8 with Python's escape (JSON "\udce9").
+    # Harness code reaches a name that is not UTF-8 with Python's escape ("\udce9"); an
+    # agent cannot send one (the ingress refuses lone surrogates), it uses commands.
     read = await call(world, "read_file", path="caf\udce9.txt")
     assert read.content == "needle in an odd name\n"
     bad = await call(world, "read_file", path="lone\ud800surrogate")

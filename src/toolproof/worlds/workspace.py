@@ -97,7 +97,9 @@ class Workspace:
         """An agent-given path as name components (bytes) below the root.
 
         Names that are not UTF-8 are reached with the ``\\udcNN`` escapes Python's
-        ``surrogateescape`` uses (as JSON ``"\\udce9"``).
+        ``surrogateescape`` uses. Agents never send those (a lone surrogate is refused by
+        the ingress for agent bytes, ``toolproof.trajectory.ingress``): for them such a
+        name is reached by commands; harness code may still use the escapes.
 
         Raises:
             PathEscapeError: The path leaves the workspace.
