@@ -127,3 +127,33 @@ def test_a_collection_a_check_names_is_not_flagged(invoke: Invoke, tmp_path: Pat
     suite = write_suite(tmp_path / "mini", [make_task(world=world, success=checks)])
     result = invoke("validate", "--no-solutions", suite)
     assert result.code == 0, result.err
+
+
+def test_a_provided_suite_missing_a_module_names_it_and_the_install(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.spec import providers
+
+    fake = providers.SuiteProvider(
+        "toolproof_missing_dep:build_suite", "fakebench", "pip install fakebench tenacity"
+    )
+    monkeypatch.setitem(providers.PROVIDERS, "fakebench", fake)
+    result = invoke("run", "fakebench:part", "-a", "oracle", "-o", tmp_path / "r")
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert "needs the module 'tenacity'" in result.err
+    assert "pip install fakebench tenacity" in result.err
+
+
+def test_list_says_when_a_provided_suite_misses_a_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolproof.cli import _listing
+    from toolproof.spec import providers
+
+    fake = providers.SuiteProvider("x:y", "pytest", "pip install pytest no-such-module-here")
+    monkeypatch.setattr(providers, "PROVIDERS", {"fakebench": fake})
+    monkeypatch.setitem(_listing._RUNTIME, "fakebench", ("json", "no_such_module_here"))
+    lines: list[str] = []
+    _listing._print_provided(lines.append)
+    assert len(lines) == 1 and "installed, but missing no_such_module_here" in lines[0]
+    assert "pip install pytest no-such-module-here" in lines[0]

@@ -19,6 +19,7 @@ standard library, so a plain ``toolproof list`` is answered without importing cl
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import textwrap
@@ -104,6 +105,14 @@ def _bold(text: str) -> str:
     return f"\x1b[1m{text}\x1b[0m" if sys.stdout.isatty() else text
 
 
+_RUNTIME = {
+    "agentdojo": ("anthropic", "openai", "requests", "tenacity", "deepdiff", "email_validator"),
+    "bfcl": ("filelock", "mpmath"),
+}
+"""Modules a provided suite's package imports at load time, beyond its own (a ``--no-deps``
+install leaves them out): listed as missing instead of "installed"."""
+
+
 def _print_provided(echo: Callable[[str], object]) -> None:
     """Suites built from installed packages: installed (with version) or the install hint."""
     from toolproof._plugins import installed_version
@@ -113,6 +122,13 @@ def _print_provided(echo: Callable[[str], object]) -> None:
         version = installed_version(provider.distribution)
         if version is None:
             echo(f"  {prefix:<14} not installed: {provider.install}")
+            continue
+        missing = [m for m in _RUNTIME.get(prefix, ()) if importlib.util.find_spec(m) is None]
+        if missing:  # the distribution is there, but a module its suites import is not
+            echo(
+                f"  {prefix:<14} {provider.distribution} {version} installed, but missing "
+                f"{', '.join(missing)}: {provider.install}"
+            )
             continue
         echo(
             f"  {prefix:<14} {provider.distribution} {version}  "

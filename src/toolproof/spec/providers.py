@@ -50,6 +50,7 @@ PROVIDERS: dict[str, SuiteProvider] = {
     "agentdojo": SuiteProvider(
         "toolproof.upstream.agentdojo:build_suite",
         "agentdojo",
+        "pip install 'toolproof[openai,anthropic]' requests tenacity && "
         "pip install --no-deps 'agentdojo==0.1.35' 'deepdiff==8.6.1' orderly-set "
         "email-validator dnspython",
         variant="attack",
@@ -122,6 +123,12 @@ def provided_suite(name: str, *, allow_drift: bool = False) -> Suite | None:
         message = f"suite {name!r} needs {provider.distribution}: {provider.install} ({exc})"
         raise SpecError([Problem(None, None, "suite", message)]) from None
     builder: SuiteBuilder = getattr(module, attr)
-    if provider.variant is None:
-        return builder(part, allow_drift=allow_drift)
-    return builder(part, allow_drift=allow_drift, **{provider.variant: variant})
+    options = {} if provider.variant is None else {provider.variant: variant}
+    try:
+        return builder(part, allow_drift=allow_drift, **options)
+    except ModuleNotFoundError as exc:  # the package imports a module that is not installed
+        message = (
+            f"suite {name!r}: {provider.distribution} needs the module {exc.name!r}, which is "
+            f"not installed; the whole install: {provider.install}"
+        )
+        raise SpecError([Problem(None, None, "suite", message)]) from None
