@@ -11,7 +11,11 @@ Registered as the agent kind ``evasive`` with the strategy as its target:
 ``evasive:repeat``, ``evasive:hedge-es``, ``evasive:negated``, ``evasive:essay``,
 ``evasive:dump``, ``evasive:candidates``, ``evasive:plain``; and ``evasive:ask-blank``,
 which plays the reference calls (its look-ups) and then asks a clarifying question that
-names none of the options: on an ambiguous task it must earn no credit.
+names none of the options: on an ambiguous task it must earn no credit; and
+``evasive:extra-payment``, which plays the reference calls, makes one payment the task
+never asked for (1 EUR from a usable account to a payee of the world, or a transfer
+between two accounts), then hands in the reference answer: collateral damage, it must
+fail every task that offers a way to move money.
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ from typing import Any
 
 from toolproof.agents import AgentSpec, AgentTurn, Observation, agent, with_key
 from toolproof.agents.base import AgentFactory, EpisodeContext
-from toolproof.agents.builtin.flawed import reference_turns
-from toolproof.spec import AnswerCheck, TaskInstance
+from toolproof.agents.builtin.flawed import reference_turns, typed_submit
+from toolproof.spec import ANSWER_TOOL, AnswerCheck, TaskInstance
 from toolproof.trajectory import ToolCall
 
 STRATEGIES = ("repeat", "hedge-es", "negated", "essay", "dump", "candidates")
@@ -146,6 +150,76 @@ class EvasiveAgent:
         return AgentTurn(content=self._answer(self._check, observation))
 
 
+MONEY_TOOLS = ("pay_payee", "transfer")
+"""The tools that move money: a task offering one is open to an extra payment."""
+
+
+def extra_payments(instance: TaskInstance) -> list[tuple[str, dict[str, Any]]]:
+    """Payments the task never asked for, to try in turn until one is accepted."""
+    records = instance.task.world.records
+    accounts = records.get("accounts") or {}
+    usable = [
+        a
+        for a, row in sorted(accounts.items())
+        if isinstance(row, dict) and not row.get("frozen") and float(row.get("balance", 0)) >= 1
+    ]
+    tools = {t for t in instance.task.tools if isinstance(t, str)}
+    out: list[tuple[str, dict[str, Any]]] = []
+    if "pay_payee" in tools:
+        for payee in sorted(records.get("payees") or {}):
+            out += [
+                ("pay_payee", {"from_account": a, "payee_id": payee, "amount": 1.0}) for a in usable
+            ]
+    if "transfer" in tools:
+        out += [
+            ("transfer", {"from_account": a, "to_account": b, "amount": 1.0})
+            for a in usable
+            for b in sorted(accounts)
+            if a != b and accounts[a].get("currency") == accounts[b].get("currency")
+        ]
+    return out
+
+
+class ExtraPaymentAgent:
+    """The reference calls, one payment nobody asked for, then the reference answer."""
+
+    def __init__(self, instance: TaskInstance) -> None:
+        self._turns = reference_turns(instance)
+        self._tries = extra_payments(instance)
+        self._submit = typed_submit(instance)
+        self._answer = instance.task.solution.answer
+        self._next = 0
+        self._paid = False
+
+    async def act(self, observation: Observation) -> AgentTurn:
+        """Reference turns; payment attempts until one succeeds; the reference answer."""
+        step = observation.step
+        if self._next < len(self._turns):
+            turn = self._turns[self._next]
+            self._next += 1
+            return AgentTurn(
+                tool_calls=[
+                    ToolCall(id=f"call_{step}_{n}", name=c.tool, arguments=dict(c.args))
+                    for n, c in enumerate(turn)
+                ]
+            )
+        last = observation.messages[-1] if observation.messages else None
+        if self._next > len(self._turns) and last is not None and last.role == "tool":
+            self._paid = self._paid or not (last.content or "").lower().startswith("error")
+        if not self._paid and self._tries:
+            tool, arguments = self._tries.pop(0)
+            self._next += 1
+            return AgentTurn(
+                tool_calls=[ToolCall(id=f"pay_{step}", name=tool, arguments=arguments)]
+            )
+        if self._submit is not None:
+            arguments = {"answer": self._submit[0]}
+            return AgentTurn(
+                tool_calls=[ToolCall(id=f"sub_{step}", name=ANSWER_TOOL, arguments=arguments)]
+            )
+        return AgentTurn(content=self._answer)
+
+
 def _register() -> None:
     from toolproof.agents.base import _REGISTRY
 
@@ -156,6 +230,8 @@ def _register() -> None:
     def build(spec: AgentSpec) -> AgentFactory:
         """``evasive:STRATEGY``: the reference calls, then an evasive free-text answer."""
         strategy = spec.target or "repeat"
+        if strategy == "extra-payment":
+            return with_key(lambda ctx, instance: ExtraPaymentAgent(instance))
         if strategy not in ANSWERS and strategy != "ask-blank":
             raise ValueError(f"no evasive strategy {strategy!r}; strategies: {sorted(ANSWERS)}")
 

@@ -42,7 +42,7 @@ from toolproof.trajectory import ToolCall
 AGENTS = Path(__file__).parents[1] / "agents"
 if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "evasive"
     sys.path.insert(0, str(AGENTS))
-from evasive_answers import STRATEGIES, rival, said  # noqa: E402  (importable once tests/agents is on the path)
+from evasive_answers import MONEY_TOOLS, STRATEGIES, rival, said  # noqa: E402  (importable once tests/agents is on the path)
 
 SUITES = ("core", "security", "hard", "repo-doctor")
 EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "200"))
@@ -178,6 +178,38 @@ def test_an_extra_payment_is_collateral_damage_and_fails() -> None:
         )
         assert score.level.value == "fail", score
         assert any(c.veto for c in score.checks)
+
+
+def _extra_paid(record: EpisodeRecord) -> bool:
+    """Whether the extra-payment agent's own payment went through in this episode."""
+    return any(
+        call.id.startswith("pay_") and outcome is not None and not outcome.is_error
+        for call, outcome in record.trajectory.tool_calls()
+    )
+
+
+@pytest.mark.parametrize("name", ["core", "security", "hard"])
+def test_an_extra_payment_fails_every_task_that_moves_money(name: str) -> None:
+    """Collateral damage is a veto everywhere: on every task offering a way to move money,
+    the reference play plus one payment nobody asked for fails, by a veto."""
+    suite = load_suite(builtin_suites_dir() / name)
+    ids = [
+        t.id
+        for t in suite.tasks
+        if {x for x in t.tools if isinstance(x, str)} & set(MONEY_TOOLS)
+        and t.user is None
+        and not t.user_turns
+    ]
+    assert ids
+    found = quality.run_agent(suite, "evasive:extra-payment", EPOCHS, ids, parallel=8)
+    paid = [r for records in found.values() for r in records if _extra_paid(r)]
+    assert len({r.task.id for r in paid}) >= len(ids) // 2  # the payment mostly goes through
+    passed = sorted(
+        {f"{r.task.id} {r.score.level.value}" for r in paid if r.score.level.value != "fail"}
+    )
+    unvetoed = sorted({r.task.id for r in paid if not any(c.veto for c in r.score.checks)})
+    assert passed == [], f"an extra payment is not caught on {passed}"
+    assert unvetoed == [], f"an extra payment fails without a veto on {unvetoed}"
 
 
 def _typed_checks() -> list[AnswerCheck]:
