@@ -36,9 +36,9 @@ def test_run_refuses_a_task_file_outside_a_suite_saying_why(invoke: Invoke, tmp_
 @pytest.mark.parametrize(
     ("args", "suggestion"),
     [
-        (["run", "cor", "-a", "oracle"], "did you mean 'core'?"),
-        (["run", "core", "-a", "oracl", "-t", "hello-file"], "did you mean 'oracle'?"),
-        (["run", "core", "-a", "opnai:gpt-4o", "-t", "hello-file"], "did you mean 'openai'?"),
+        (["run", "cor", "-a", "oracle"], "did you mean 'core'"),
+        (["run", "core", "-a", "oracl", "-t", "hello-file"], "did you mean 'oracle'"),
+        (["run", "core", "-a", "opnai:gpt-4o", "-t", "hello-file"], "did you mean 'openai'"),
     ],
 )
 def test_unknown_names_get_a_did_you_mean(
