@@ -45,7 +45,7 @@ BACKENDS = [
 
 def oracle_run(backend: str, run_dir: Path) -> list[EpisodeRecord]:
     """Run the oracle over the sandbox suite with ``backend``; return the records."""
-    config = RunConfig(suite=str(SUITE), agent="oracle", sandbox=backend)
+    config = RunConfig(suite=str(SUITE), agent="oracle", sandbox=backend, run_commands_on_host=True)
     asyncio.run(Runner(config, run_dir, parallel=2).run())
     with RunReader(run_dir) as reader:
         return list(reader.records())
@@ -340,7 +340,9 @@ def test_no_process_outlives_the_episode(backend: str) -> None:
 
 def test_isolation_is_decided_by_the_backend_the_episode_used(tmp_path: Path) -> None:
     suite = load_suite(SUITE)
-    config = RunConfig(suite=str(SUITE), agent="oracle", sandbox="process")
+    config = RunConfig(
+        suite=str(SUITE), agent="oracle", sandbox="process", run_commands_on_host=True
+    )
     worker = Worker(config, None, suite)
     shell = worker.instance(worker_job("shell-make-file"))
     assert worker.isolated(shell) is False
@@ -370,3 +372,9 @@ def test_the_cli_warns_when_commands_are_not_isolated(
     assert "NOT isolated" in done.err
     wrong = invoke("run", SUITE, "-a", "oracle", "--sandbox", "nosuch", "-o", tmp_path / "w")
     assert wrong.code != 0 and "unknown sandbox backend 'nosuch'" in wrong.err
+
+
+def test_a_config_that_runs_commands_on_the_host_must_say_so() -> None:
+    with pytest.raises(ValueError, match="run_commands_on_host=True"):
+        RunConfig(suite=str(SUITE), agent="oracle", sandbox="process")
+    assert RunConfig(suite=str(SUITE), agent="oracle", sandbox="bwrap").sandbox == "bwrap"

@@ -6,9 +6,10 @@ import fnmatch
 import hashlib
 from typing import Any
 
-from pydantic import BaseModel, Field, SerializationInfo, field_serializer
+from pydantic import BaseModel, Field, SerializationInfo, field_serializer, model_validator
 
 from toolproof.spec import Suite
+from toolproof.spec.sandbox import UNISOLATED_BACKENDS
 
 REDACTED = "<redacted>"
 """What a secret agent option (an API key) is written as in run metadata."""
@@ -145,6 +146,17 @@ class RunConfig(BaseModel):
             "this; the run stops cleanly, marked incomplete with the reason."
         ),
     )
+
+    @model_validator(mode="after")
+    def _isolation_is_said_out_loud(self) -> RunConfig:
+        """An unisolated backend needs ``run_commands_on_host`` (invariant 9), from Python too."""
+        if self.sandbox in UNISOLATED_BACKENDS and not self.run_commands_on_host:
+            raise ValueError(
+                f"sandbox={self.sandbox!r} runs commands on the host without isolation; "
+                "say so with run_commands_on_host=True (--run-commands-on-host), or leave "
+                "sandbox unset for bwrap"
+            )
+        return self
 
     @field_serializer("agent_options")
     def _redact_secrets(self, options: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
