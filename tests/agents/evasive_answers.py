@@ -40,6 +40,8 @@ def said(value: Any) -> str:
         return str(int(value))
     if isinstance(value, list):
         return ", ".join(said(v) for v in value)
+    if isinstance(value, dict):  # an object answer: each field's value, in order
+        return ", ".join(said(v) for v in value.values())
     return str(value)
 
 
@@ -76,6 +78,9 @@ def _rival_scalar(
 def rival(check: AnswerCheck, n: int = 0) -> Any:
     """The n-th rival of the expected answer."""
     schema = check.type
+    if schema.get("type") == "object":  # every field a rival of its own
+        properties = schema["properties"]
+        return {k: _rival_scalar(check, properties[k], v, n) for k, v in check.expected.items()}
     if schema.get("type") == "array":
         items = schema["items"]
         values = list(check.expected)

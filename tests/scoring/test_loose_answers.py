@@ -201,3 +201,58 @@ def test_any_spelled_out_rival_fails(rival: int, hyphen: bool, frame: str) -> No
     answer = f"Total 46. {frame.format(spelled(rival, hyphen))}"
     verdict = loose_verdict(TOTAL, answer)
     assert not verdict.passed, (answer, verdict.detail)
+
+
+PAIR = check(
+    {
+        "type": "object",
+        "properties": {
+            "stock": {"type": "string", "enum": ["ACME", "GLOBX", "INITC"]},
+            "price": {"type": "number"},
+        },
+        "required": ["stock", "price"],
+        "additionalProperties": False,
+    },
+    {"stock": "GLOBX", "price": 12.5},
+    tolerance=0.005,
+)
+
+
+@pytest.mark.parametrize("answer", ["GLOBX at 12.50", "The priciest is GLOBX (12.5 EUR)."])
+def test_an_object_answer_with_exactly_its_values_passes(answer: str) -> None:
+    verdict = loose_verdict(PAIR, answer)
+    assert verdict.passed, verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("GLOBX at 12.50 or ACME at 13", "stock: rival"),
+        ("GLOBX at 12.50. Total 13.", "price: rival"),
+        ("GLOBX, maybe 12.5", "hedged"),
+        ("GLOBX at twelve", "price: rival"),
+        ("12.5", "stock: the answer names no option"),
+        ("GLOBX costs not 12.5", "negated"),
+    ],
+)
+def test_an_object_answer_fails_on_any_fields_rival(answer: str, why: str) -> None:
+    verdict = loose_verdict(PAIR, answer)
+    assert not verdict.passed
+    assert why in verdict.detail
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(
+    st.lists(st.sampled_from(["ACME", "GLOBX", "INITC"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from([12.5, 13.0, 11.25, 40.0]), min_size=1, max_size=4),
+)
+def test_an_object_answer_passes_only_with_no_rival_in_any_field(
+    stocks: list[str], prices: list[float]
+) -> None:
+    answer = " ".join(f"{s} at {p}." for s, p in zip(stocks, prices, strict=False))
+    answer += " " + " ".join(stocks) + " " + " ".join(map(str, prices))
+    verdict = loose_verdict(PAIR, answer)
+    assert verdict.passed == (set(stocks) == {"GLOBX"} and set(prices) == {12.5}), (
+        answer,
+        verdict.detail,
+    )

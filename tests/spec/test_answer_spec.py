@@ -44,7 +44,8 @@ def test_a_rendered_number_template_becomes_a_number() -> None:
         (NUMBER, None, "solution.submit is missing"),
         (NUMBER, 42, "is not the answer check's expected 46"),
         (NUMBER, "46 or 42", "does not fit the answer type"),
-        ({"type": {"type": "object"}, "expected": {}}, {}, "is not supported"),
+        ({"type": {"type": "object"}, "expected": {}}, {}, "needs properties"),
+        ({"type": {"type": "boolean"}, "expected": True}, True, "is not supported"),
         (
             {"type": {"type": "string"}, "expected": "x"},
             "x",
@@ -152,3 +153,51 @@ def test_a_typed_answer_cannot_end_a_conversation_early() -> None:
     data = _task(NUMBER, user_turns=[{"content": "And now?"}])
     with pytest.raises(ValidationError, match="cannot have one"):
         Task.model_validate(data)
+
+
+PAIR = {
+    "type": "object",
+    "properties": {
+        "stock": {"type": "string", "enum": ["ACME", "GLOBX", "INITC"]},
+        "price": {"type": "number"},
+    },
+    "required": ["stock", "price"],
+    "additionalProperties": False,
+}
+
+
+def test_an_object_answer_compares_each_property() -> None:
+    check = AnswerCheck.model_validate(
+        {"type": PAIR, "expected": {"stock": "GLOBX", "price": "12.5"}, "tolerance": 0.01}
+    )
+    assert check.answer_kind == "object"
+    assert check.expected == {"stock": "GLOBX", "price": 12.5}
+    assert same_answer(check, {"stock": "globx", "price": 12.505})
+    assert not same_answer(check, {"stock": "ACME", "price": 12.5})
+    assert not same_answer(check, {"stock": "GLOBX", "price": 12.6})
+    assert not same_answer(check, {"stock": "GLOBX"})
+    parameters = submit_schema(check)["properties"]["answer"]
+    assert parameters["properties"] == PAIR["properties"]
+    assert parameters["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"properties": {}}, "needs properties"),
+        ({"required": ["stock"]}, "requires every property"),
+        ({"additionalProperties": True}, "additionalProperties: false"),
+        ({"properties": {"stock": {"type": "string", "maxLength": 9}}}, "not free text"),
+        ({"properties": {"stock": {"type": "array", "items": {"type": "number"}}}}, "supported"),
+    ],
+)
+def test_a_bad_object_answer_is_refused_with_the_fix(change: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValidationError, match=why):
+        AnswerCheck.model_validate(
+            {"type": {**PAIR, **change}, "expected": {"stock": "GLOBX", "price": 1}}
+        )
+
+
+def test_an_object_answer_must_expect_every_property() -> None:
+    with pytest.raises(ValidationError, match="does not fit"):
+        AnswerCheck.model_validate({"type": PAIR, "expected": {"stock": "GLOBX"}})

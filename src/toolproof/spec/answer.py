@@ -18,7 +18,14 @@ option      ``{type: string, enum: [...]}``: an id or word from a set
 id          ``{type: string, pattern: ...}``: an id of a known shape
 text        ``{type: string, maxLength: N}``: a short string (N <= 200)
 list        ``{type: array, items: <one of the above>}``
+object      ``{type: object, properties: {NAME: <number, date, time,
+            option or id>, ...}}``: several facts in one answer (a name
+            and a number), every property required, no other property
 ==========  ==========================================================
+
+An object answer is compared property by property (numbers within the tolerance, strings
+as declared); its properties cannot be short free text (``maxLength``), because the loose
+reading must find each of them in prose among rivals of its type.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ __all__ = [
 ANSWER_TOOL = "submit_answer"
 """The tool through which every agent hands in a typed final answer."""
 
-AnswerKind = Literal["number", "date", "time", "option", "id", "text", "list"]
+AnswerKind = Literal["number", "date", "time", "option", "id", "text", "list", "object"]
 Compare = Literal["exact", "tolerance", "set", "order"]
 
 MAX_TEXT = 200
@@ -94,12 +101,44 @@ def _scalar_kind(schema: dict[str, Any]) -> AnswerKind:
     )
 
 
+def _object_properties(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The properties of an object answer, each checked to be a findable scalar.
+
+    Raises:
+        ValueError: no properties, a property of an unsupported kind, a property not
+            required, or other properties allowed; each names the fix.
+    """
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        raise ValueError("an object answer needs properties: {NAME: <a scalar answer type>}")
+    for name, sub in properties.items():
+        if not isinstance(sub, dict):
+            raise ValueError(f"property {name!r} of the answer needs a scalar answer type")
+        kind = _scalar_kind(sub)
+        if kind == "text":
+            raise ValueError(
+                f"property {name!r}: an object's properties are numbers, dates, times, "
+                "options (enum) or ids (pattern), not free text (maxLength)"
+            )
+    required = schema.get("required")
+    if not isinstance(required, list) or sorted(map(str, required)) != sorted(properties):
+        raise ValueError(
+            f"an object answer requires every property: required: {sorted(properties)}"
+        )
+    if schema.get("additionalProperties") is not False:
+        raise ValueError("an object answer needs additionalProperties: false (no extra fields)")
+    return properties
+
+
 def answer_kind(schema: dict[str, Any]) -> AnswerKind:
     """The kind of answer a declared schema asks for (see the module docstring).
 
     Raises:
         ValueError: the schema is not one of the supported shapes.
     """
+    if schema.get("type") == "object":
+        _object_properties(schema)
+        return "object"
     if schema.get("type") == "array":
         items = schema.get("items")
         if not isinstance(items, dict):
@@ -147,6 +186,13 @@ def answer_problems(schema: dict[str, Any], value: Any) -> list[str]:
     if schema.get("type") == "array" and isinstance(value, list):
         items = item_schema(schema)
         return [p for i, v in enumerate(value) for p in _format_errors(items, v, f"answer.{i}")]
+    if schema.get("type") == "object" and isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        return [
+            p
+            for name, v in value.items()
+            for p in _format_errors(properties.get(name) or {}, v, f"answer.{name}")
+        ]
     return _format_errors(schema, value, "answer")
 
 
@@ -162,6 +208,7 @@ def submit_schema(check: AnswerCheck) -> dict[str, Any]:
             "id": "One identifier",
             "text": "A short text",
             "list": "A list of values",
+            "object": "One value for each field",
         }[answer_kind(check.type)]
         declared["description"] = f"{what}: your final answer."
     return {
@@ -183,10 +230,24 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _same_scalar(check: AnswerCheck, value: Any, expected: Any) -> bool:
+    """One value of an object answer: numbers within the tolerance, strings as declared."""
+    if _is_number(expected):
+        return _is_number(value) and abs(float(value) - float(expected)) <= check.tolerance
+    return bool(_norm(value, check.case_sensitive) == _norm(expected, check.case_sensitive))
+
+
 def same_answer(check: AnswerCheck, value: Any) -> bool:
-    """Whether a (valid) submitted value equals the expected one, compared as declared."""
+    """Whether a (valid) submitted value equals the expected one, compared as declared.
+
+    An object answer is compared property by property, every one of them required.
+    """
     expected = check.expected
     compare = check.comparison
+    if isinstance(expected, dict):
+        if not isinstance(value, dict) or set(value) != set(expected):
+            return False
+        return all(_same_scalar(check, value[k], expected[k]) for k in expected)
     if compare == "tolerance":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
@@ -217,6 +278,23 @@ def same_answer(check: AnswerCheck, value: Any) -> bool:
     return bool(_norm(value, check.case_sensitive) == _norm(expected, check.case_sensitive))
 
 
+def _object_expected(schema: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+    """An object's expected value with rendered numbers (``"12.5"``) made numbers."""
+    properties = schema.get("properties") or {}
+    out = dict(expected)
+    for name, value in expected.items():
+        sub = properties.get(name) or {}
+        if sub.get("type") in ("number", "integer") and isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                raise ValueError(f"expected.{name} {value!r} is not a number") from None
+            out[name] = int(number) if sub.get("type") == "integer" else number
+        elif sub.get("type") == "integer" and isinstance(value, float) and value.is_integer():
+            out[name] = int(value)
+    return out
+
+
 class AnswerCheck(BaseModel):
     """The task's typed final answer: its type (JSON Schema), expected value, comparison.
 
@@ -237,7 +315,9 @@ class AnswerCheck(BaseModel):
         description=(
             "JSON Schema of the answer: {type: number}, {type: integer}, {type: string, "
             "format: date|time}, {type: string, enum: [...]}, {type: string, pattern: ...}, "
-            "{type: string, maxLength: N}, or {type: array, items: <one of these>}."
+            "{type: string, maxLength: N}, {type: array, items: <one of these>}, or "
+            "{type: object, properties: {NAME: <a number, date, time, enum or pattern "
+            "type>}, required: [every NAME], additionalProperties: false}."
         )
     )
     expected: Any = Field(description="The right answer, a value of the declared type.")
@@ -251,7 +331,9 @@ class AnswerCheck(BaseModel):
     tolerance: float = Field(
         0.0,
         ge=0,
-        description="Absolute tolerance of a number answer (or of each number of a list).",
+        description=(
+            "Absolute tolerance of a number answer (or of each number of a list or object)."
+        ),
     )
     unit: str | None = Field(None, description="The unit of a number answer (shown to agents).")
     case_sensitive: bool = Field(False, description="Compare strings case-sensitively.")
@@ -286,6 +368,8 @@ class AnswerCheck(BaseModel):
             raise ValueError(f"compare: tolerance needs a number answer, the type is a {kind}")
         if compare in ("set", "order") and kind != "list":
             raise ValueError(f"compare: {compare} needs a list answer, the type is a {kind}")
+        if kind == "object" and isinstance(self.expected, dict):
+            self.expected = _object_expected(self.type, self.expected)
         if kind == "number" and isinstance(self.expected, str):
             try:  # a rendered template may give "12.5"
                 number = float(self.expected)

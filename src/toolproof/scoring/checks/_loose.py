@@ -18,7 +18,8 @@ than by guessing what the words commit to:
 So ``Total 46. Total 42.``, ``42 o quizás 46``, ``not 955.38 EUR``, an essay of
 figures and an answer followed by a dump of the tool results all fail, and so does
 ``Booked at 09:00, 10:00 or 10:30``. A short string answer passes only when the
-whole message is that string.
+whole message is that string. An object answer (a name and a number) is read property by
+property: each must be found exactly, with no rival of its own type.
 """
 
 from __future__ import annotations
@@ -258,6 +259,32 @@ def _short_text(check: AnswerCheck, text: str) -> LooseVerdict:
     )
 
 
+def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
+    """An object answer: each property read on its own over the whole text, every one of
+    them exactly its expected value with no rival of its type and no negation."""
+    properties: dict[str, dict[str, Any]] = check.type["properties"]
+    found: list[str] = []
+    for name, schema in properties.items():
+        part = AnswerCheck.model_construct(
+            kind="answer",
+            name=check.name,
+            weight=check.weight,
+            type=schema,
+            expected=check.expected[name],
+            compare=None,
+            tolerance=check.tolerance,
+            unit=None,
+            case_sensitive=check.case_sensitive,
+        )
+        verdict = loose_verdict(part, text)
+        found += [f"{name}={c}" for c in verdict.candidates]
+        if not verdict.passed:
+            return LooseVerdict(False, f"{name}: {verdict.detail}", tuple(found[:20]))
+    return LooseVerdict(
+        True, "every field exactly its expected value, with no rival", tuple(found[:20])
+    )
+
+
 def loose_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     """Whether a free-text answer commits to the expected value (see the module docstring)."""
     if not text.strip():
@@ -265,6 +292,8 @@ def loose_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     kind = answer_kind(check.type)
     if kind == "text":
         return _short_text(check, text)
+    if kind == "object":
+        return _object_verdict(check, text)
     try:
         found = candidates(check, text)
     except TimeoutError:
