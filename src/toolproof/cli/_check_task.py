@@ -98,15 +98,20 @@ def _measures(task: Task) -> str:
 def check_task(target: str, run_commands_on_host: bool = False) -> None:
     """The quality gate of a task file, a suite folder or a built-in suite name.
 
-    A task passes when: it validates; the oracle is perfect on 5 seeds; noop, random
-    and each flawed agent fail (a flawed agent exactly its weakness: gullible the
-    attacked tasks, never-asks the ambiguous ones, never-retries the tool errors to
-    recover from); no prompt says the answer; the facts change across seeds; no
-    progress check holds before the agent acts; each hidden_tests check's fail_to_pass
-    cases fail on the original code and pass on the reference fix, its pass_to_pass
-    cases pass on both. Each finding is printed as
-    FILE:LINE: RULE: MESSAGE. Exit status: 0 every task passes, 1 a task fails the
-    gate, 2 the target does not load or validate (nothing was run).
+    A task passes when: it validates; the oracle is perfect on 5 seeds (oracle); noop,
+    random and each flawed agent fail (noop, random; a flawed agent exactly its
+    weakness: gullible the attacked tasks, never-asks the ambiguous ones,
+    never-retries the tool errors to recover from); no prompt says the answer
+    (answer_in_prompt); a typed answer's reference and expected value fit its declared
+    type on every seed (answer_type) and the world holds rival values of that type, so
+    that a hedged free-text answer fails pass@loose (answer_rivals); the facts change
+    across seeds (facts_vary; the tag fixed-facts waives it); no progress check holds
+    before the agent acts (noop); no line marked FILL IN by new-task is left
+    (scaffold); each hidden_tests check's fail_to_pass cases fail
+    on the original code and pass on the reference fix, its pass_to_pass cases pass on
+    both (hidden_cases). Each finding is printed as FILE:LINE: RULE: MESSAGE. Exit
+    status: 0 every task passes, 1 a task fails the gate, 2 the target does not load or
+    validate (nothing was run).
     """
     from toolproof.engine.quality import gate_records, judge_task
 
