@@ -4,6 +4,7 @@ each reference solution once and refuses a task whose own solution fails its che
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -157,3 +158,20 @@ def test_list_says_when_a_provided_suite_misses_a_module(
     _listing._print_provided(lines.append)
     assert len(lines) == 1 and "installed, but missing no_such_module_here" in lines[0]
     assert "pip install pytest no-such-module-here" in lines[0]
+
+
+def test_a_failed_cmd_agent_shows_its_exception_not_the_adapters_line(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    script = tmp_path / "boom.py"
+    script.write_text("def f():\n    raise ValueError('the real reason')\nf()\n")
+    out = tmp_path / "r"
+    agent = f"cmd:{sys.executable} {script}"
+    result = invoke(
+        "run", write_suite(tmp_path / "mini", [make_task()]), "-a", agent,
+        "--sandbox", "process", "--run-commands-on-host", "-q", "-o", out,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    shown = invoke("show", out, "--failures")
+    assert "ValueError: the real reason" in shown.out, shown.out
+    assert "cmd_agent.py" not in shown.out

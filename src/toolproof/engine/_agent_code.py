@@ -14,10 +14,22 @@ from pathlib import Path
 
 from toolproof.agents.limits import AgentFault
 
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+"""toolproof's own source: a frame there is the harness's, never the agent's location."""
+
 
 def error_text(exc: BaseException) -> str:
-    """``Type: message at file:line``, bounded, even for an exception whose ``str`` fails."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    """``Type: message at file:line``, bounded, even for an exception whose ``str`` fails.
+
+    The location is the innermost frame outside toolproof's package (the agent's code); an
+    error a toolproof adapter raised (a ``cmd:`` command's exit status, with its stderr)
+    gets none, rather than the adapter's own line.
+    """
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not str(Path(f.filename).resolve()).startswith(_PACKAGE)
+    ]
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     try:
         text = f"{type(exc).__name__}: {exc}"
