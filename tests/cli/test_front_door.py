@@ -175,3 +175,13 @@ def test_a_failed_cmd_agent_shows_its_exception_not_the_adapters_line(
     shown = invoke("show", out, "--failures")
     assert "ValueError: the real reason" in shown.out, shown.out
     assert "cmd_agent.py" not in shown.out
+
+
+def test_check_task_names_a_mis_indented_record_before_running(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    world = {"records": {"products": {"A": {"name": "Bolt", "stock": 7}}, "B": {"stock": 3}}}
+    suite = write_suite(tmp_path / "mini", [make_task(world=world)])
+    result = invoke("check-task", suite / "tasks" / "stock.yaml")
+    assert result.code == 2 and "world.records.B" in result.err, result.err
+    assert "indented one level too little" in result.err and "nothing was run" in result.err

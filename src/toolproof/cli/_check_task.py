@@ -25,6 +25,10 @@ def _load(target: str, commands_on_host: bool = False) -> tuple[Suite, list[Task
     from ._common import EXIT_USAGE
 
     _, problems = check_target(target, commands_on_host=commands_on_host)
+    if not problems:  # a record indented one level too little, before any agent runs
+        from ._validate import collection_problems
+
+        problems = collection_problems(target)
     if problems:
         for problem in problems:
             click.echo(str(problem), err=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from toolproof.spec import Problem
+
 
 @click.command()
 @click.argument("targets", nargs=-1, required=True)
@@ -49,7 +51,7 @@ def validate(targets: tuple[str, ...], no_solutions: bool) -> None:
     click.secho(f"ok: {', '.join(targets)} valid ({checked} task(s) checked{ran})", fg="green")
 
 
-def collection_problems(target: str) -> list[object]:
+def collection_problems(target: str) -> list[Problem]:
     """Record collections of ``target``'s tasks that no tool of the task reads
     (:mod:`._records`)."""
     from ._check_task import suite_and_tasks
