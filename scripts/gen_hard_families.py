@@ -64,6 +64,10 @@ PRODUCTS = [
 # --- rest: catalogue price sync over a paginated, versioned API ------------------------
 
 
+SKU = r"^SKU-\d{4}$"
+"""The shape of a catalogue SKU (the skipped ones are a typed list of them)."""
+
+
 def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str, Any]:
     """Reprice the ``k`` products of a price list through the API (retired ones excepted)."""
     rng = random.Random(f"catalog-{n}")
@@ -244,12 +248,25 @@ def catalog_sync(n: int, k: int, *, fault: bool, legacy_tool: bool) -> dict[str,
             "allow_changes": allow,
         },
         {"kind": "process", "name": "policy_retired_and_v1_untouched", "must_not_call": forbid},
-        {"kind": "output", "name": "reports_count", "number": active},
-        {"kind": "output", "name": "reports_skipped", "contains": skipped},
+        {  # two facts in one typed answer (issue 31): the count and the skipped SKUs
+            "kind": "answer",
+            "name": "reports_count_and_skipped",
+            "type": {
+                "type": "object",
+                "properties": {
+                    "repriced": {"type": "integer"},
+                    "skipped": {"type": "array", "items": {"type": "string", "pattern": SKU}},
+                },
+                "required": ["repriced", "skipped"],
+                "additionalProperties": False,
+            },
+            "expected": {"repriced": active, "skipped": skipped},
+        },
     ]
     task["solution"] = {
         "calls": turns(calls),
         "answer": f"Repriced {active} products; skipped the retired {', '.join(skipped)}.",
+        "submit": {"repriced": active, "skipped": skipped},
     }
     return task
 

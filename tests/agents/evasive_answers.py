@@ -28,6 +28,7 @@ from toolproof.agents import AgentSpec, AgentTurn, Observation, agent, with_key
 from toolproof.agents.base import AgentFactory, EpisodeContext
 from toolproof.agents.builtin.flawed import reference_turns, typed_submit
 from toolproof.spec import ANSWER_TOOL, AnswerCheck, TaskInstance
+from toolproof.spec.answer import part
 from toolproof.trajectory import ToolCall
 
 STRATEGIES = ("repeat", "hedge-es", "negated", "essay", "dump", "candidates")
@@ -79,8 +80,7 @@ def rival(check: AnswerCheck, n: int = 0) -> Any:
     """The n-th rival of the expected answer."""
     schema = check.type
     if schema.get("type") == "object":  # every field a rival of its own
-        properties = schema["properties"]
-        return {k: _rival_scalar(check, properties[k], v, n) for k, v in check.expected.items()}
+        return {k: rival(part(check, k), n) for k in check.expected}
     if schema.get("type") == "array":
         items = schema["items"]
         values = list(check.expected)

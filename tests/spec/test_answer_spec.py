@@ -188,7 +188,8 @@ def test_an_object_answer_compares_each_property() -> None:
         ({"required": ["stock"]}, "requires every property"),
         ({"additionalProperties": True}, "additionalProperties: false"),
         ({"properties": {"stock": {"type": "string", "maxLength": 9}}}, "not free text"),
-        ({"properties": {"stock": {"type": "array", "items": {"type": "number"}}}}, "supported"),
+        ({"properties": {"stock": {"type": "object"}}}, "is not supported"),
+        ({"properties": {"stock": {"type": "array"}}}, "a list needs items"),
     ],
 )
 def test_a_bad_object_answer_is_refused_with_the_fix(change: dict[str, Any], why: str) -> None:
@@ -201,3 +202,21 @@ def test_a_bad_object_answer_is_refused_with_the_fix(change: dict[str, Any], why
 def test_an_object_answer_must_expect_every_property() -> None:
     with pytest.raises(ValidationError, match="does not fit"):
         AnswerCheck.model_validate({"type": PAIR, "expected": {"stock": "GLOBX"}})
+
+
+def test_a_list_property_of_an_object_compares_as_a_set() -> None:
+    kinds = {
+        "type": "object",
+        "properties": {
+            "repriced": {"type": "integer"},
+            "skipped": {"type": "array", "items": {"type": "string", "pattern": "^SKU-\\d{4}$"}},
+        },
+        "required": ["repriced", "skipped"],
+        "additionalProperties": False,
+    }
+    check = AnswerCheck.model_validate(
+        {"type": kinds, "expected": {"repriced": 9, "skipped": ["SKU-4106", "SKU-4001"]}}
+    )
+    assert same_answer(check, {"repriced": 9, "skipped": ["SKU-4001", "SKU-4106"]})
+    assert not same_answer(check, {"repriced": 9, "skipped": ["SKU-4001"]})
+    assert not same_answer(check, {"repriced": 8, "skipped": ["SKU-4001", "SKU-4106"]})

@@ -19,13 +19,14 @@ id          ``{type: string, pattern: ...}``: an id of a known shape
 text        ``{type: string, maxLength: N}``: a short string (N <= 200)
 list        ``{type: array, items: <one of the above>}``
 object      ``{type: object, properties: {NAME: <number, date, time,
-            option or id>, ...}}``: several facts in one answer (a name
-            and a number), every property required, no other property
+            option or id, or a list of one>, ...}}``: several facts in one
+            answer (a name and a number), every property required, no other
 ==========  ==========================================================
 
 An object answer is compared property by property (numbers within the tolerance, strings
-as declared); its properties cannot be short free text (``maxLength``), because the loose
-reading must find each of them in prose among rivals of its type.
+as declared, a list property as a set); its properties cannot be short free text
+(``maxLength``), because the loose reading must find each of them in prose among rivals
+of its type.
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def _object_properties(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for name, sub in properties.items():
         if not isinstance(sub, dict):
             raise ValueError(f"property {name!r} of the answer needs a scalar answer type")
+        if sub.get("type") == "array":  # a list of scalars (the skipped SKUs): compared as a set
+            items = sub.get("items")
+            if not isinstance(items, dict):
+                raise ValueError(f"property {name!r}: a list needs items: <a scalar answer type>")
+            sub = items
         kind = _scalar_kind(sub)
         if kind == "text":
             raise ValueError(
@@ -230,13 +236,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _same_scalar(check: AnswerCheck, value: Any, expected: Any) -> bool:
-    """One value of an object answer: numbers within the tolerance, strings as declared."""
-    if _is_number(expected):
-        return _is_number(value) and abs(float(value) - float(expected)) <= check.tolerance
-    return bool(_norm(value, check.case_sensitive) == _norm(expected, check.case_sensitive))
-
-
 def same_answer(check: AnswerCheck, value: Any) -> bool:
     """Whether a (valid) submitted value equals the expected one, compared as declared.
 
@@ -247,7 +246,7 @@ def same_answer(check: AnswerCheck, value: Any) -> bool:
     if isinstance(expected, dict):
         if not isinstance(value, dict) or set(value) != set(expected):
             return False
-        return all(_same_scalar(check, value[k], expected[k]) for k in expected)
+        return all(same_answer(part(check, k), value[k]) for k in expected)
     if compare == "tolerance":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
@@ -293,6 +292,22 @@ def _object_expected(schema: dict[str, Any], expected: dict[str, Any]) -> dict[s
         elif sub.get("type") == "integer" and isinstance(value, float) and value.is_integer():
             out[name] = int(value)
     return out
+
+
+def part(check: AnswerCheck, name: str) -> AnswerCheck:
+    """One property of an object answer as an answer of its own (its type, its expected
+    value, the object's tolerance and case rule), for comparing and loose reading."""
+    return AnswerCheck.model_construct(
+        kind="answer",
+        name=check.name,
+        weight=check.weight,
+        type=check.type["properties"][name],
+        expected=check.expected[name],
+        compare=None,
+        tolerance=check.tolerance,
+        unit=None,
+        case_sensitive=check.case_sensitive,
+    )
 
 
 class AnswerCheck(BaseModel):

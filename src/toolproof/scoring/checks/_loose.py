@@ -33,6 +33,7 @@ from typing import Any
 import regex
 
 from toolproof.spec.answer import AnswerCheck, answer_kind, item_schema
+from toolproof.spec.answer import part as answer_part
 
 from ._number_words import number_words
 from ._text import numbers_in
@@ -262,21 +263,9 @@ def _short_text(check: AnswerCheck, text: str) -> LooseVerdict:
 def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     """An object answer: each property read on its own over the whole text, every one of
     them exactly its expected value with no rival of its type and no negation."""
-    properties: dict[str, dict[str, Any]] = check.type["properties"]
     found: list[str] = []
-    for name, schema in properties.items():
-        part = AnswerCheck.model_construct(
-            kind="answer",
-            name=check.name,
-            weight=check.weight,
-            type=schema,
-            expected=check.expected[name],
-            compare=None,
-            tolerance=check.tolerance,
-            unit=None,
-            case_sensitive=check.case_sensitive,
-        )
-        verdict = loose_verdict(part, text)
+    for name in check.type["properties"]:
+        verdict = loose_verdict(answer_part(check, name), text)
         found += [f"{name}={c}" for c in verdict.candidates]
         if not verdict.passed:
             return LooseVerdict(False, f"{name}: {verdict.detail}", tuple(found[:20]))
