@@ -332,7 +332,7 @@ class AnswerCheck(BaseModel):
             "format: date|time}, {type: string, enum: [...]}, {type: string, pattern: ...}, "
             "{type: string, maxLength: N}, {type: array, items: <one of these>}, or "
             "{type: object, properties: {NAME: <a number, date, time, enum or pattern "
-            "type>}, required: [every NAME], additionalProperties: false}."
+            "type, or a list of one>}, required: [every NAME], additionalProperties: false}."
         )
     )
     expected: Any = Field(description="The right answer, a value of the declared type.")
