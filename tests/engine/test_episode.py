@@ -14,6 +14,7 @@ import toolproof_test_agents as test_agents
 from toolproof.agents import AgentInfraError, AgentTurn, EpisodeContext, Observation, ToolSession
 from toolproof.agents._outage import observed_outage
 from toolproof.engine import EpisodeOptions, run_episode
+from toolproof.sandbox import SpawnerLost
 from toolproof.scoring import Level, Score
 from toolproof.spec import Limits, Task, TaskInstance, render
 from toolproof.tools import ToolContext, tool
@@ -198,12 +199,31 @@ def crashing_tool(restore_registries: None) -> Iterator[str]:
     yield "tp_test_crashing_tool"
 
 
-async def test_a_crashing_tool_is_an_infra_error(crashing_tool: str) -> None:
+async def test_a_crashing_tool_fails_the_episode_and_stays_in_the_score(
+    crashing_tool: str,
+) -> None:
+    # The agent chose the call that set the crash off: a failure said loudly, never an
+    # infra error that would leave the denominator (invariant 8).
     task = make_task(tools=["get_stock", crashing_tool])
     trajectory, score = await _run(Scripted(test_agents.calls((crashing_tool, {}))), task=task)
-    assert trajectory.termination is Termination.INFRA_ERROR
+    assert trajectory.termination is Termination.AGENT_ERROR
+    assert (trajectory.error or "").startswith("toolproof fault: ")
     assert "crashed: RuntimeError: bug in the tool" in (trajectory.error or "")
-    assert score.level is Level.FAIL
+    assert score.level is Level.FAIL and not score.passed
+
+
+async def test_a_crash_toolproof_witnessed_is_an_infra_error(
+    restore_registries: None,
+) -> None:
+    @tool(name="tp_test_lost_spawner")
+    def lost(ctx: ToolContext) -> str:
+        """Its spawner is gone."""
+        raise SpawnerLost("the sandbox's command spawner failed: stopped")
+
+    task = make_task(tools=["get_stock", "tp_test_lost_spawner"])
+    trajectory, _ = await _run(Scripted(test_agents.calls(("tp_test_lost_spawner", {}))), task=task)
+    assert trajectory.termination is Termination.INFRA_ERROR
+    assert "spawner" in (trajectory.error or "")
 
 
 async def test_parallel_calls_in_one_turn() -> None:

@@ -402,7 +402,10 @@ async def test_a_driven_agent_cannot_hide_a_real_tool_crash(echo_tools: tuple[st
 
     task = make_task(tools=["get_stock", crashing])
     trajectory, _ = await run_episode(_instance(task), factory, EpisodeOptions(agent_label="d"))
-    assert trajectory.termination is Termination.INFRA_ERROR  # a harness bug stays visible
+    # A crash stays visible (the agent cannot hide it) and stays in the score: the agent's
+    # arguments set it off, so it is no way out of the denominator.
+    assert trajectory.termination is Termination.AGENT_ERROR
+    assert (trajectory.error or "").startswith("toolproof fault: ")
     assert "crashed: RuntimeError: bug in the tool" in (trajectory.error or "")
 
 

@@ -58,7 +58,7 @@ from ._agent_code import (
 )
 from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
-from .faults import unscored
+from .faults import crash_outcome, unscored
 from .session import DrivenSession, Recorder, off_loop
 from .side_models import SideModels, attach_user, judging
 from .turns import NEXT_USER_TURN, USER_TURN, FollowUp, UserTurns, current_user_turn, refuse_driven
@@ -210,8 +210,8 @@ async def run_episode(
                 answer, error = submitted_text(ctx), None
         if user_link is not None and user_link.infra_error is not None:  # the harness's model
             termination, answer, error = Termination.INFRA_ERROR, None, user_link.infra_error
-    except ToolCrash as exc:
-        termination, error = Termination.INFRA_ERROR, str(exc)
+    except ToolCrash as exc:  # infra only when witnessed; else the agent's arguments set it off
+        termination, error = crash_outcome(exc)
     except SpecError:  # the run's configuration cannot run this task: the run stops
         if own_world:
             world.close()
@@ -441,12 +441,12 @@ async def _drive(
             answer = await agent.run(agent_session(session))
     except TimeoutError as exc:  # the episode's limit, or the agent's own (which says which)
         if gateway.crash is not None:
-            raise ToolCrash(gateway.crash) from None
+            raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed) from None
         limit = f"episode exceeded {limits.total_timeout_s:g}s"
         return Termination.TIMEOUT, None, str(exc) or limit
     except AgentInfraError as exc:
         if gateway.crash is not None:
-            raise ToolCrash(gateway.crash) from None
+            raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed) from None
         if take_observed_outage(exc):  # the model gateway or toolproof's adapter saw it
             return Termination.INFRA_ERROR, None, str(exc)
         return Termination.AGENT_ERROR, None, f"{agent_raised(exc, 'run()')} ({UNOBSERVED})"
@@ -454,10 +454,10 @@ async def _drive(
         if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
             raise  # the run is stopping
         if gateway.crash is not None:  # a tool crashed under the agent: the harness's fault
-            raise ToolCrash(gateway.crash) from None
+            raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed) from None
         return Termination.AGENT_ERROR, None, agent_raised(exc, "run()")
     if gateway.crash is not None:  # the agent caught the crash; it is still the harness's
-        raise ToolCrash(gateway.crash)
+        raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed)
     if not isinstance(answer, str):
         return (
             Termination.AGENT_ERROR,

@@ -27,6 +27,7 @@ from typing import Any
 
 from toolproof.results import EpisodeRecord, UnstorableRecord, encode_record
 from toolproof.scoring import Level, Score
+from toolproof.tools import ToolCrash
 from toolproof.trajectory import Termination, Trajectory
 
 from ._agent_code import error_text
@@ -133,3 +134,25 @@ def record_json(record: EpisodeRecord) -> str:
         return record.model_dump_json()
     except (ValueError, TypeError, RecursionError) as exc:
         return unstorable(record, exc).model_dump_json()
+
+
+def crash_outcome(crash: ToolCrash) -> tuple[Termination, str]:
+    """How an episode a tool crashed in ends: the one place this is decided.
+
+    A crash toolproof witnessed as its own machinery failing (``crash.witnessed``: the
+    sandbox's command spawner lost) is an ``infra_error``, retried and kept out of the
+    score. Any other crash came out of a tool's code on arguments the agent chose: a bug
+    of toolproof or of the task, but one the agent may have set off on purpose, so the
+    episode is a failure (``agent_error``) that stays in the denominator and is said
+    loudly, never a way out of it.
+    """
+    if crash.witnessed:
+        return Termination.INFRA_ERROR, str(crash)
+    text = _plain(
+        f"{FAULT}: {str(crash)[:500]}. A tool failed on the arguments the agent chose: a bug "
+        "of toolproof or of the task (please report it). The episode counts as a failure "
+        "(agent_error), not as an infra error: toolproof cannot show that the agent did not "
+        "cause it"
+    )
+    _log.error("%s", text)
+    return Termination.AGENT_ERROR, text

@@ -35,6 +35,7 @@ from toolproof.sandbox._registry import (
     sandbox,
 )
 from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._spawner import SpawnerLost
 from toolproof.sandbox._wsfs import reachable_tmp
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "ResourceLimits",
     "Sandbox",
     "SandboxError",
+    "SpawnerLost",
     "available_backends",
     "default_backend",
     "get_backend",

@@ -5,11 +5,14 @@ against the schema, applies the task's declared faults and call policies,
 runs the tool with a timeout, times it and turns every failure the agent
 caused into an error result the agent sees: an unknown tool, arguments that
 are not a bounded JSON object or break the schema, a result that cannot be
-shown. A crash inside a tool on arguments that passed all of that is a harness
-bug and surfaces as :class:`ToolCrash` (an infra error); the gateway also keeps
-it in :attr:`ToolGateway.crash`, so an agent that catches the exception (a
-driven agent's own loop) cannot hide it, and an agent that raises a ToolCrash
-of its own is not believed.
+shown. A crash inside a tool on arguments that passed all of that is a bug of
+toolproof or of the task and surfaces as :class:`ToolCrash`, which ends the episode;
+the gateway also keeps it in :attr:`ToolGateway.crash`, so an agent that catches the
+exception (a driven agent's own loop) cannot hide it, and an agent that raises a
+ToolCrash of its own is not believed. Only a crash toolproof witnessed as a failure
+of its own machinery (the sandbox's command spawner lost) is an infra error; any other
+is scored a failure, since the agent chose the arguments that set it off (invariant 8,
+``engine/faults.py``).
 
 Blocking tools run on the run's :class:`~toolproof.tools.pool.ToolPool`; their
 timeout counts from when a thread starts them, and the wait for a thread is
@@ -25,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from toolproof.sandbox import SpawnerLost
 from toolproof.spec import Fault
 from toolproof.trajectory import ToolCall, ToolKind, ToolResult, ToolSchema
 
@@ -42,8 +46,22 @@ _FAULT_TEXT = {
 }
 
 
+WITNESSED_FAULTS: tuple[type[BaseException], ...] = (SpawnerLost,)
+"""Exceptions out of a tool that only toolproof's own machinery can cause: infra errors."""
+
+
 class ToolCrash(Exception):
-    """A tool raised an unexpected exception: a harness bug, reported as infra_error."""
+    """A tool raised an unexpected exception: a bug of toolproof or of the task.
+
+    Attributes:
+        witnessed: The crash is one of :data:`WITNESSED_FAULTS`, a failure the agent
+            could not have caused (the episode is an ``infra_error``); otherwise the
+            agent's arguments set it off and the episode is scored a failure.
+    """
+
+    def __init__(self, message: str, *, witnessed: bool = False) -> None:
+        super().__init__(message)
+        self.witnessed = witnessed
 
 
 def _content(value: Any) -> str:
@@ -80,6 +98,8 @@ class ToolGateway:
         self._hidden: frozenset[str] = frozenset()
         self.crash: str | None = None
         """Why a tool crashed in this episode (the first crash), or None."""
+        self.crash_witnessed = False
+        """Whether that first crash is a witnessed fault of toolproof's (an infra error)."""
         self.queue_s = 0.0
         """Seconds this episode's blocking calls waited for a worker thread, in all."""
 
@@ -134,7 +154,7 @@ class ToolGateway:
         """Run one call and return what the agent sees.
 
         Raises:
-            ToolCrash: the tool itself crashed (not the agent's fault).
+            ToolCrash: the tool itself crashed (``witnessed``: toolproof's own fault).
         """
         started = time.perf_counter()
         if submitted(self.ctx) is not None:  # submit_answer ended the episode
@@ -200,8 +220,10 @@ class ToolGateway:
                 call, "timeout", f"error: the tool took longer than {self.timeout_s:g}s", started
             )
         except Exception as exc:
-            self.crash = self.crash or f"tool {call.name!r} crashed: {type(exc).__name__}: {exc}"
-            raise ToolCrash(self.crash) from exc
+            if self.crash is None:
+                self.crash = f"tool {call.name!r} crashed: {type(exc).__name__}: {exc}"
+                self.crash_witnessed = isinstance(exc, WITNESSED_FAULTS)
+            raise ToolCrash(self.crash, witnessed=self.crash_witnessed) from exc
         if tool.schema.kind is ToolKind.WRITE:
             self.ctx.world.touch()
         try:
