@@ -256,3 +256,22 @@ def test_an_object_answer_passes_only_with_no_rival_in_any_field(
         answer,
         verdict.detail,
     )
+
+
+PLACE = check(
+    {
+        "type": "object",
+        "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+        "required": ["latitude", "longitude"],
+        "additionalProperties": False,
+    },
+    {"latitude": 46.3551, "longitude": 14.1188},
+    tolerance=0.00005,
+)
+
+
+def test_another_fields_value_is_no_rival_of_this_one() -> None:
+    assert loose_verdict(PLACE, "Bled is at latitude 46.3551, longitude 14.1188.").passed
+    verdict = loose_verdict(PLACE, "Latitude 46.3551 or 46.36, longitude 14.1188.")
+    assert not verdict.passed
+    assert "latitude" in verdict.detail

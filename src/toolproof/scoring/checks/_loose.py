@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,7 +265,13 @@ def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     them exactly its expected value with no rival of its type and no negation."""
     found: list[str] = []
     for name in check.type["properties"]:
-        verdict = loose_verdict(answer_part(check, name), text)
+        others = [  # another field's value is no rival of this one (latitude, longitude)
+            v
+            for k, value in check.expected.items()
+            if k != name
+            for v in (value if isinstance(value, list) else [value])
+        ]
+        verdict = loose_verdict(answer_part(check, name), text, others)
         found += [f"{name}={c}" for c in verdict.candidates]
         if not verdict.passed:
             return LooseVerdict(False, f"{name}: {verdict.detail}", tuple(found[:20]))
@@ -274,8 +280,11 @@ def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     )
 
 
-def loose_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
-    """Whether a free-text answer commits to the expected value (see the module docstring)."""
+def loose_verdict(check: AnswerCheck, text: str, others: Sequence[Any] = ()) -> LooseVerdict:
+    """Whether a free-text answer commits to the expected value (see the module docstring).
+
+    ``others``: values that are no rivals (the other fields of an object answer).
+    """
     if not text.strip():
         return LooseVerdict(False, "no answer")
     kind = answer_kind(check.type)
@@ -291,7 +300,9 @@ def loose_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     if not found:
         return LooseVerdict(False, f"the answer names no {kind} value", shown)
     expected = check.expected if kind == "list" else [check.expected]
-    rivals = [c for c in found if not any(_matches(check, c.value, e) for e in expected)]
+    rivals = [
+        c for c in found if not any(_matches(check, c.value, e) for e in [*expected, *others])
+    ]
     if rivals:
         return LooseVerdict(
             False,
