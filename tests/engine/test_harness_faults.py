@@ -177,3 +177,27 @@ def test_the_stand_in_of_a_record_is_itself_writable() -> None:
     assert stand_in.score.failure_mode == "agent_error"
     assert stand_in.score.fraction == 0.0
     stand_in.model_dump_json()  # does not raise
+
+
+def test_a_harness_failure_after_the_agent_acted_is_that_episodes_fault(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recording a step looks at what the agent left (a workspace it filled, say): when that
+    # raises, no witness shows the agent could not have caused it, so the episode stays in
+    # the score as a failure (invariant 8), never an infra error.
+    real = episode_module.Recorder.record
+
+    async def record(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.instance.task.id == "stock-b":
+            raise OSError("the snapshot of a hostile workspace failed")
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(episode_module.Recorder, "record", record)
+    summary, records = _run(suite, tmp_path / "run")
+    _keeps_the_run(summary, tmp_path / "run", records)
+    _is_fault(records["stock-b#0"], "run")
+    assert "after the agent acted" in (records["stock-b#0"].trajectory.error or "")
+    assert "OSError: the snapshot of a hostile workspace failed" in (
+        records["stock-b#0"].trajectory.error or ""
+    )
+    assert summary["success"]["n"] == 3

@@ -189,6 +189,7 @@ def test_a_stop_request_kills_a_running_command_at_once(
         suite=str(suite),
         agent="python:stall_agents:RunsSleep",
         sandbox=backend,
+        run_commands_on_host=backend == "process",
         tasks=["shell-make-file"],
     )
     runner = Runner(config, tmp_path / "run", parallel=1)

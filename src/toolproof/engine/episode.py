@@ -58,7 +58,7 @@ from ._agent_code import (
 )
 from ._copies import AgentCopies
 from .building import BuildTimeout, build_agent_for, stop_commands
-from .faults import crash_outcome, unscored
+from .faults import crash_outcome, harness_fault, unscored
 from .session import DrivenSession, Recorder, off_loop
 from .side_models import SideModels, attach_user, judging
 from .turns import NEXT_USER_TURN, USER_TURN, FollowUp, UserTurns, current_user_turn, refuse_driven
@@ -138,6 +138,8 @@ async def run_episode(
     answer: str | None = None
     recorder: Recorder | None = None
     initial: WorldSnapshot | None = None
+    user_link = None
+    acting = False  # the agent has been handed the episode: its input may set faults off
     try:
         tools = resolve_tools(instance.task)
         sandbox = effective_sandbox(
@@ -190,6 +192,7 @@ async def run_episode(
         except BuildTimeout as exc:
             termination, error = Termination.TIMEOUT, str(exc)
         else:
+            acting = True
             try:
                 if drives(agent):
                     refuse_driven(instance, options.agent_label)
@@ -217,7 +220,12 @@ async def run_episode(
             world.close()
         raise
     except Exception as exc:  # a harness failure outside the agent's turn
-        termination, error = Termination.INFRA_ERROR, error_text(exc)
+        if user_link is not None and user_link.infra_error is not None:  # the harness's model
+            termination, error = Termination.INFRA_ERROR, user_link.infra_error
+        elif acting:  # after the agent acted (a workspace it filled, ...): no witness
+            termination, error = harness_fault("run", exc)
+        else:  # building the world or the agent's tools: nothing of the agent's yet
+            termination, error = Termination.INFRA_ERROR, error_text(exc)
     except asyncio.CancelledError:  # the run is stopping: nothing to score, clean up
         stop_commands(world)  # a sandboxed command on a tool thread is killed now
         if own_world:

@@ -156,3 +156,20 @@ def crash_outcome(crash: ToolCrash) -> tuple[Termination, str]:
     )
     _log.error("%s", text)
     return Termination.AGENT_ERROR, text
+
+
+def harness_fault(what: str, exc: BaseException) -> tuple[Termination, str]:
+    """How an episode ends when toolproof's own code raised ``exc`` after the agent acted.
+
+    The harness failed to ``what`` the episode (take a step's snapshot of a workspace the
+    agent filled, say): no witness shows the agent could not have caused it, so it is a
+    failure in the denominator, said loudly, like :func:`crash_outcome`'s.
+    """
+    text = _plain(
+        f"{FAULT}: toolproof could not {what} this episode after the agent acted "
+        f"({error_text(exc)[:500]}). This is a bug of toolproof (please report it). The "
+        "episode counts as a failure (agent_error), not as an infra error: toolproof cannot "
+        "show that the agent did not cause it"
+    )
+    _log.error("%s", text)
+    return Termination.AGENT_ERROR, text
