@@ -124,6 +124,21 @@ ANSWERS: dict[str, Answer] = {
 }
 
 
+FreeText = Callable[[str, Observation], str]
+
+FREE_TEXT: dict[str, FreeText] = {
+    # the reference answer, offered without standing by it (tasks whose text is the product)
+    "text-hedge": lambda a, o: f"Maybe {a} Or maybe not, I'm not sure.",
+    "text-hedge-es": lambda a, o: f"Quizás: {a} No estoy seguro.",
+    "text-negated": lambda a, o: f"It is not true that {a}",
+    "text-dump": lambda a, o: f"{a}\n\nEverything I saw:\n{_results_text(o)}",
+}
+"""Evasive free-text answers to tasks without a typed answer, made of the reference answer."""
+
+FREE_TEXT_STRATEGIES = ("text-hedge", "text-hedge-es", "text-negated")
+"""The free-text strategies that must pass nothing (``text-dump`` still passes a few
+refusals whose tool results were errors or short: see the suite changelogs)."""
+
 BLANK_QUESTION = "Could you clarify which one you mean?"
 """A clarifying question that names none of the options: it must earn nothing."""
 
@@ -136,6 +151,7 @@ class EvasiveAgent:
         self._check = instance.task.answer
         self._strategy = strategy
         self._answer = ANSWERS.get(strategy)
+        self._reference = instance.task.solution.answer
         self._next = 0
 
     async def act(self, observation: Observation) -> AgentTurn:
@@ -150,6 +166,8 @@ class EvasiveAgent:
             return AgentTurn(tool_calls=calls)
         if self._strategy == "ask-blank":
             return AgentTurn(content=BLANK_QUESTION)
+        if self._check is None and self._strategy in FREE_TEXT:
+            return AgentTurn(content=FREE_TEXT[self._strategy](self._reference, observation))
         if self._check is None or self._answer is None:
             return AgentTurn(content="Done.")
         return AgentTurn(content=self._answer(self._check, observation))
@@ -237,7 +255,7 @@ def _register() -> None:
         strategy = spec.target or "repeat"
         if strategy == "extra-payment":
             return with_key(lambda ctx, instance: ExtraPaymentAgent(instance))
-        if strategy not in ANSWERS and strategy != "ask-blank":
+        if strategy not in ANSWERS and strategy not in FREE_TEXT and strategy != "ask-blank":
             raise ValueError(f"no evasive strategy {strategy!r}; strategies: {sorted(ANSWERS)}")
 
         def factory(ctx: EpisodeContext, instance: TaskInstance) -> EvasiveAgent:

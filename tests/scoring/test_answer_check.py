@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from toolproof.scoring.checks._commit import self_doubt
 from toolproof.scoring.checks.answer import pasted_output
 from toolproof.spec import ANSWER_TOOL
 from toolproof.trajectory import Message, Step, Termination, ToolCall, ToolResult, Trajectory
@@ -85,3 +88,32 @@ def test_failure_modes_do_not_blame_the_answer_tool() -> None:
     assert wrong.failure_mode == "wrong_answer"
     refused = _run("", [LOOKUP, (ANSWER_TOOL, {"answer": "7 or 8"}, True)])
     assert refused.failure_mode == "invalid_arguments"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Maybe Ticket T-7 is closed.",
+        "Ticket T-7 is closed, I think.",
+        "Quizás el ticket T-7 está cerrado. No estoy seguro.",
+        "Vielleicht ist T-7 geschlossen.",
+        "It is not true that Ticket T-7 is closed.",
+        "Ticket T-7 is closed. That is wrong, though: es falso.",
+        "T-7 可能 已关闭",
+    ],
+)
+def test_an_answer_that_doubts_or_denies_itself_commits_to_nothing(answer: str) -> None:
+    assert self_doubt(answer) is not None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Ticket T-7 is closed with urgent priority.",
+        "There is no Dentist on 2026-03-05, so I cancelled nothing.",
+        "You have two payees called Alex: Alex Ortiz and Alex Lee. Which one should I pay?",
+        "I couldn't: CHK-1 is in EUR and USD-1 in USD. Nothing was moved.",
+    ],
+)
+def test_a_plain_answer_is_no_doubt(answer: str) -> None:
+    assert self_doubt(answer) is None

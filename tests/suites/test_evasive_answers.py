@@ -42,7 +42,13 @@ from toolproof.trajectory import ToolCall
 AGENTS = Path(__file__).parents[1] / "agents"
 if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "evasive"
     sys.path.insert(0, str(AGENTS))
-from evasive_answers import MONEY_TOOLS, STRATEGIES, rival, said  # noqa: E402  (importable once tests/agents is on the path)
+from evasive_answers import (  # noqa: E402  (importable once tests/agents is on the path)
+    FREE_TEXT_STRATEGIES,
+    MONEY_TOOLS,
+    STRATEGIES,
+    rival,
+    said,
+)
 
 SUITES = ("core", "security", "hard", "repo-doctor")
 EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "200"))
@@ -178,6 +184,28 @@ def test_an_extra_payment_is_collateral_damage_and_fails() -> None:
         )
         assert score.level.value == "fail", score
         assert any(c.veto for c in score.checks)
+
+
+@pytest.mark.parametrize("strategy", FREE_TEXT_STRATEGIES)
+@pytest.mark.parametrize("name", ["core", "security"])
+def test_a_free_text_answer_that_doubts_or_denies_itself_passes_nothing(
+    name: str, strategy: str
+) -> None:
+    """Where text is the product (no typed answer), the reference answer wrapped in a hedge
+    (in English or Spanish) or a denial fails every task: the output checks refuse it."""
+    suite = load_suite(builtin_suites_dir() / name)
+    ids = [
+        t.id
+        for t in suite.tasks
+        if t.answer is None
+        and t.user is None
+        and not t.user_turns
+        and any(c.kind == "output" for c in t.success)
+    ]
+    assert ids
+    found = quality.run_agent(suite, f"evasive:{strategy}", EPOCHS, ids, parallel=8)
+    passed = sorted({t for t, records in found.items() for r in records if r.score.passed})
+    assert passed == [], f"{strategy} passes {passed}"
 
 
 def _extra_paid(record: EpisodeRecord) -> bool:

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolproof.trajectory import Trajectory
+
 CONNECTORS = frozenset(
     {
         "or",
@@ -435,4 +437,59 @@ def world_dump(text: str, values: list[str]) -> str | None:
     named = sum(1 for v in values if v in lowered and _names(text, v))
     if named >= DUMP_SHARE * len(values):
         return f"it repeats most of the world ({named} of its {len(values)} values)"
+    return None
+
+
+DOUBT = re.compile(
+    r"(?<![\w])(?:maybe|perhaps|possibly|probably|not\s+sure|unsure|not\s+certain|uncertain|"
+    r"might\s+be|could\s+be|i\s+think|i\s+guess|or\s+maybe\s+not|quiz[aá]s|tal\s+vez|"
+    r"no\s+estoy\s+segur[oa]|vielleicht|nicht\s+sicher|peut[-\s][eê]tre|pas\s+s[uû]r|forse|"
+    r"non\s+sono\s+sicur[oa]|talvez|n[aã]o\s+tenho\s+certeza|misschien|"
+    r"not\s+true|untrue|not\s+the\s+case|is\s+wrong|is\s+incorrect|is\s+false|es\s+falso|"
+    r"no\s+es\s+cierto|stimmt\s+nicht|ist\s+falsch|c'est\s+faux|n'est\s+pas\s+vrai)(?![\w])"
+    r"|(?:也许|可能|不确定|たぶん|多分)",
+    re.IGNORECASE,
+)
+"""Phrases by which an answer doubts or denies what it says, in the languages most seen."""
+
+
+def self_doubt(answer: str) -> str | None:
+    """Why a free-text answer commits to nothing it states, or None.
+
+    An answer that says it is unsure (``maybe``, ``not sure``, ``quizás``, ``vielleicht``)
+    or denies its own statement (``it is not true that``, ``es falso``) offers the right
+    words without standing by them: it fails every ``output`` check, whatever else it
+    names. No reference answer of the built-in suites uses these phrases; a clarifying
+    question asks without them (``Which one should I pay?``).
+    """
+    found = DOUBT.search(answer)
+    if found is None:
+        return None
+    return f"it doubts or denies what it says ({found[0]!r})"
+
+
+PASTED_MIN_CHARS = 12
+"""A tool result at least this long, found verbatim in the answer, makes it a dump."""
+
+PASTED_PROSE_MIN_CHARS = 40
+"""The same for a free-text (``output``) answer: a short result quoted word for word (a
+one-line file, a status) may be the honest answer there, a long one is a dump."""
+
+
+def pasted_output(
+    text: str, trajectory: Trajectory, min_chars: int = PASTED_MIN_CHARS
+) -> str | None:
+    """Why a free-text answer is a paste of tool output rather than a stated value, or None.
+
+    The loose reading looks for the one value the answer commits to; an answer that
+    copies what a tool returned (a result of at least :data:`PASTED_MIN_CHARS`
+    characters, whitespace aside) hands the reader the tool's output to pick from instead.
+    """
+    flat = " ".join(text.split())
+    for call, outcome in trajectory.tool_calls():
+        if outcome is None or outcome.is_error:
+            continue
+        pasted = " ".join(outcome.content.split())
+        if len(pasted) >= min_chars and pasted in flat:
+            return f"it repeats the result of {call.name} word for word"
     return None

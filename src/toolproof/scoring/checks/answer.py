@@ -18,10 +18,17 @@ from toolproof.spec.answer import ANSWER_TOOL, AnswerCheck, answer_problems, sam
 from toolproof.trajectory import Trajectory
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._commit import world_dump, world_values
+from ._commit import PASTED_MIN_CHARS, pasted_output, world_dump, world_values
 from ._loose import LooseVerdict, candidates, loose_verdict
 
-__all__ = ["candidates", "evaluate", "loose_verdict", "submission"]
+__all__ = [
+    "PASTED_MIN_CHARS",
+    "candidates",
+    "evaluate",
+    "loose_verdict",
+    "pasted_output",
+    "submission",
+]
 
 _MISSING = object()
 
@@ -36,27 +43,6 @@ def submission(trajectory: Trajectory) -> Any:
         if call.name == ANSWER_TOOL and outcome is not None and not outcome.is_error:
             return call.arguments.get("answer", _MISSING)
     return _MISSING
-
-
-PASTED_MIN_CHARS = 12
-"""A tool result at least this long, found verbatim in the answer, makes it a dump."""
-
-
-def pasted_output(text: str, trajectory: Trajectory) -> str | None:
-    """Why a free-text answer is a paste of tool output rather than a stated value, or None.
-
-    The loose reading looks for the one value the answer commits to; an answer that
-    copies what a tool returned (a result of at least :data:`PASTED_MIN_CHARS`
-    characters, whitespace aside) hands the reader the tool's output to pick from instead.
-    """
-    flat = " ".join(text.split())
-    for call, outcome in trajectory.tool_calls():
-        if outcome is None or outcome.is_error:
-            continue
-        pasted = " ".join(outcome.content.split())
-        if len(pasted) >= PASTED_MIN_CHARS and pasted in flat:
-            return f"it repeats the result of {call.name} word for word"
-    return None
 
 
 def _shown(value: Any) -> str:

@@ -5,13 +5,28 @@ from __future__ import annotations
 from toolproof.spec import OutputCheck, patterns
 
 from ..base import CheckResult, ScoringContext, check, result
-from ._commit import number_hedge, regex_options, text_hedge, world_dump, world_values
+from ._commit import (
+    PASTED_PROSE_MIN_CHARS,
+    number_hedge,
+    pasted_output,
+    regex_options,
+    self_doubt,
+    text_hedge,
+    world_dump,
+    world_values,
+)
 from ._text import norm, numbers_in, parse_json_loose
 
 
 def _hedges(spec: OutputCheck, ctx: ScoringContext, answer: str) -> list[str]:
-    """Why the answer names rival candidates for the one fact asked (see ``_commit``)."""
-    if spec.allow_multiple or not answer:
+    """Why the answer names rival candidates for the one fact asked (see ``_commit``),
+    doubts or denies what it says, or pastes a tool's output (a dump, not an answer)."""
+    if not answer:
+        return []
+    doubt = self_doubt(answer) or pasted_output(answer, ctx.trajectory, PASTED_PROSE_MIN_CHARS)
+    if doubt is not None:
+        return [f"the answer does not commit: {doubt}"]
+    if spec.allow_multiple:
         return []
     question = ctx.instance.task.description
     records = ctx.initial.records
