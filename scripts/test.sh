@@ -24,7 +24,8 @@ fi
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/python -m pip install -q --upgrade pip
 # [dev] pulls in every optional integration ([all]) plus the test and lint tools.
-.venv/bin/python -m pip install -q -e '.[dev]'
+# scripts/constraints.txt: the versions the tests were written against (seconds to resolve).
+.venv/bin/python -m pip install -q -e '.[dev]' -c scripts/constraints.txt
 # BFCL's data and checkers without bfcl-eval's heavy dependency list (torch, provider SDKs): the
 # checkers toolproof calls need only filelock and mpmath (BFCL's MathAPI backend) (docs/bfcl.md).
 .venv/bin/python -m pip install -q --no-deps 'bfcl-eval==2026.3.23' filelock 'mpmath==1.3.0'
