@@ -7,12 +7,14 @@ rendered task, to know the value they dodge). Every one must pass nothing, stric
 loose, on every built-in task with a typed answer; ``plain`` (exactly the value, in
 text) is the control: it passes loose everywhere and strict nowhere.
 
-Registered as the agent kind ``evasive`` with the strategy as its target:
-``evasive:repeat``, ``evasive:hedge-es``, ``evasive:negated``, ``evasive:essay``,
-``evasive:dump``, ``evasive:candidates``, ``evasive:plain``; and ``evasive:ask-blank``,
+Registered as the agent kind ``test-evasive`` (the ``test-`` prefix: not shipped, so
+``toolproof list`` need not describe it) with the strategy as its target:
+``test-evasive:repeat``, ``test-evasive:hedge-es``, ``test-evasive:negated``,
+``test-evasive:essay``, ``test-evasive:dump``, ``test-evasive:candidates``,
+``test-evasive:plain``; and ``test-evasive:ask-blank``,
 which plays the reference calls (its look-ups) and then asks a clarifying question that
 names none of the options: on an ambiguous task it must earn no credit; and
-``evasive:extra-payment``, which plays the reference calls, makes one payment the task
+``test-evasive:extra-payment``, which plays the reference calls, makes one payment the task
 never asked for (1 EUR from a usable account to a payee of the world, or a transfer
 between two accounts), then hands in the reference answer: collateral damage, it must
 fail every task that offers a way to move money.
@@ -246,12 +248,12 @@ class ExtraPaymentAgent:
 def _register() -> None:
     from toolproof.agents.base import _REGISTRY
 
-    if "evasive" in _REGISTRY:
+    if "test-evasive" in _REGISTRY:
         return
 
-    @agent("evasive")
+    @agent("test-evasive")
     def build(spec: AgentSpec) -> AgentFactory:
-        """``evasive:STRATEGY``: the reference calls, then an evasive free-text answer."""
+        """``test-evasive:STRATEGY``: the reference calls, then an evasive free-text answer."""
         strategy = spec.target or "repeat"
         if strategy == "extra-payment":
             return with_key(lambda ctx, instance: ExtraPaymentAgent(instance))

@@ -36,6 +36,7 @@ def test_exports_are_pinned_and_sorted() -> None:
         "ResourceLimits",
         "Sandbox",
         "SandboxError",
+        "SpawnerLost",
         "available_backends",
         "default_backend",
         "get_backend",

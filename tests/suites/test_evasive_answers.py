@@ -40,7 +40,7 @@ from toolproof.spec import (
 from toolproof.trajectory import ToolCall
 
 AGENTS = Path(__file__).parents[1] / "agents"
-if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "evasive"
+if str(AGENTS) not in sys.path:  # the evasive agents, registered as the kind "test-evasive"
     sys.path.insert(0, str(AGENTS))
 from evasive_answers import (  # noqa: E402  (importable once tests/agents is on the path)
     FREE_TEXT_STRATEGIES,
@@ -91,7 +91,7 @@ def test_the_suites_have_typed_answer_tasks(answer_tasks: list[tuple[Suite, list
 def test_an_evasive_answer_passes_nothing_strict_or_loose(
     strategy: str, answer_tasks: list[tuple[Suite, list[str]]]
 ) -> None:
-    records = _records(f"evasive:{strategy}", answer_tasks)
+    records = _records(f"test-evasive:{strategy}", answer_tasks)
     assert records
     strict = sorted({r.task.id for r in records if r.score.passed})
     loose = sorted({r.task.id for r in records if r.score.passed_loose})
@@ -102,7 +102,7 @@ def test_an_evasive_answer_passes_nothing_strict_or_loose(
 def test_exactly_the_value_in_text_passes_loose_only(
     answer_tasks: list[tuple[Suite, list[str]]],
 ) -> None:
-    records = _records("evasive:plain", answer_tasks)
+    records = _records("test-evasive:plain", answer_tasks)
     assert records
     strict = sorted({r.task.id for r in records if r.score.passed})
     not_loose = sorted(
@@ -132,7 +132,7 @@ def test_a_question_that_names_no_option_earns_nothing() -> None:
         )
     ]
     assert len(ids) >= 11
-    found = quality.run_agent(suite, "evasive:ask-blank", EPOCHS, ids, parallel=8)
+    found = quality.run_agent(suite, "test-evasive:ask-blank", EPOCHS, ids, parallel=8)
     credited = sorted(
         {f"{t} {r.score.level.value}" for t, rs in found.items() for r in rs if r.score.fraction}
     )
@@ -203,7 +203,7 @@ def test_a_free_text_answer_that_doubts_or_denies_itself_passes_nothing(
         and any(c.kind == "output" for c in t.success)
     ]
     assert ids
-    found = quality.run_agent(suite, f"evasive:{strategy}", EPOCHS, ids, parallel=8)
+    found = quality.run_agent(suite, f"test-evasive:{strategy}", EPOCHS, ids, parallel=8)
     passed = sorted({t for t, records in found.items() for r in records if r.score.passed})
     assert passed == [], f"{strategy} passes {passed}"
 
@@ -229,7 +229,7 @@ def test_an_extra_payment_fails_every_task_that_moves_money(name: str) -> None:
         and not t.user_turns
     ]
     assert ids
-    found = quality.run_agent(suite, "evasive:extra-payment", EPOCHS, ids, parallel=8)
+    found = quality.run_agent(suite, "test-evasive:extra-payment", EPOCHS, ids, parallel=8)
     paid = [r for records in found.values() for r in records if _extra_paid(r)]
     assert len({r.task.id for r in paid}) >= len(ids) // 2  # the payment mostly goes through
     passed = sorted(

@@ -214,7 +214,10 @@ async def run_episode(
         if user_link is not None and user_link.infra_error is not None:  # the harness's model
             termination, answer, error = Termination.INFRA_ERROR, None, user_link.infra_error
     except ToolCrash as exc:  # infra only when witnessed; else the agent's arguments set it off
-        termination, error = crash_outcome(exc)
+        if user_link is not None and user_link.infra_error is not None:  # the harness's model
+            termination, error = Termination.INFRA_ERROR, user_link.infra_error
+        else:
+            termination, error = crash_outcome(exc)
     except SpecError:  # the run's configuration cannot run this task: the run stops
         if own_world:
             world.close()

@@ -10,6 +10,7 @@ Every name and definition is in ``docs/metrics.md``.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -61,7 +62,7 @@ def distribution(values: Sequence[float] | QuantileSketch) -> dict[str, Any]:
     n = len(values)
     return {
         "n": n,
-        "mean": _r(sum(values) / n) if n else None,
+        "mean": _r(math.fsum(values) / n) if n else None,
         "median": _r(percentile(values, 50.0)),
         "p95": _r(percentile(values, 95.0)),
     }

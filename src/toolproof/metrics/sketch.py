@@ -279,9 +279,13 @@ class QuantileSketch:
             return None if value is None else round(value, rounding)
 
         n = self.n
+        # While every value is kept, their exactly rounded sum: the same whatever order the
+        # episodes finished in (a running float total can differ in its last bit, and a
+        # mean such as 1.6234375 then rounds either way).
+        total = math.fsum(self._exact) if self._exact is not None else self.total
         return {
             "n": n,
-            "mean": r(self.total / n) if n else None,
+            "mean": r(total / n) if n else None,
             "median": r(self.quantile(50.0)),
             "p95": r(self.quantile(95.0)),
         }
