@@ -6,12 +6,15 @@ Map::
         --@check evaluators (checks/*.py)--> CheckResult[] --levels.grade--> Score
 
     roles.py: progress vs guard checks (guards only take credit away);
+    base.py: the registry (``@check``), below checks/; registry.py: ``evaluators()``,
+    above them (it loads the built-in kinds), so scoring has no import cycle;
     check_levels / check_custom_imports: what ``toolproof validate`` asks of scoring.
 """
 
-from .base import CheckResult, Evaluator, Level, Score, ScoringContext, check, evaluators
+from .base import CheckResult, Evaluator, Level, Score, ScoringContext, check
 from .checks.custom import check_custom_imports, check_function
 from .levels import grade, reference_calls, weighted_fraction
+from .registry import evaluators
 from .roles import Role, check_levels, static_role
 from .score import score_episode
 

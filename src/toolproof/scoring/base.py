@@ -1,4 +1,10 @@
-"""Check results, scores, and the registry of check evaluators (``@check("state")``)."""
+"""Check results, scores, and the registry of check evaluators (``@check("state")``).
+
+The registry lives here, below ``checks/``: each check module registers its kind
+with :func:`check` when it is imported. This module never imports ``checks``; the
+package (``toolproof.scoring``, through :mod:`.registry`) does, so importing any
+part of scoring loads the built-in kinds, and no import cycle remains.
+"""
 
 from __future__ import annotations
 
@@ -136,10 +142,9 @@ def check(kind: str) -> Callable[[Evaluator], Evaluator]:
     return register
 
 
-def evaluators() -> dict[str, Evaluator]:
-    """Registered evaluators by kind."""
-    from . import checks  # noqa: F401  (registers the built-in kinds)
-
+def registered() -> dict[str, Evaluator]:
+    """The evaluators registered so far, by kind (the built-in kinds once the
+    ``toolproof.scoring`` package is imported: use ``scoring.evaluators()``)."""
     return _REGISTRY
 
 
@@ -151,7 +156,7 @@ def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
     (:func:`~toolproof.scoring.roles.static_role`) is marked ``guard``.
     """
     name = spec.name or f"{spec.kind}_{index}"
-    evaluator = evaluators().get(spec.kind)
+    evaluator = _REGISTRY.get(spec.kind)
     if evaluator is None:
         return CheckResult(
             name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"
