@@ -24,8 +24,8 @@ from typing import Any
 
 async def _serve(protocol: Any) -> None:
     from toolproof.engine._collections import paced_collections
+    from toolproof.engine._jobs import Worker
     from toolproof.engine.config import RunConfig
-    from toolproof.engine.executor import Worker
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 30, loop=loop)
@@ -54,7 +54,7 @@ def _selected(selection: dict[str, Any] | None) -> Any:
 
 
 async def _jobs(reader: Any, worker: Any, running: dict[int, Any], protocol: Any) -> None:
-    from toolproof.engine.executor import EpisodeJob
+    from toolproof.engine._jobs import EpisodeJob
     from toolproof.engine.faults import record_json
 
     async def one(ident: int, job: EpisodeJob) -> None:

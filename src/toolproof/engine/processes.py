@@ -27,7 +27,7 @@ from typing import Any
 from toolproof.results import EpisodeRecord
 from toolproof.spec.providers import is_provided
 
-from .executor import EpisodeJob, Worker, share_out
+from ._jobs import EpisodeJob, Worker, share_out
 
 _LINE_LIMIT = 1 << 30
 """Longest record line read from a worker (a record holds a whole trajectory)."""

@@ -40,8 +40,9 @@ from typing import Any
 from toolproof.results import EpisodeRecord
 from toolproof.spec import Problem, SpecError
 
+from ._jobs import EpisodeJob, Worker, share_out
 from .config import RunConfig
-from .executor import EpisodeJob, Worker, executor, share_out
+from .executor import executor
 from .faults import record_json
 
 
