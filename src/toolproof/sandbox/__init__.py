@@ -6,7 +6,8 @@ Map of the package::
     Launcher (_launch)       its base: one command's cgroup, rlimits, spawner, result
     ├── bwrap   (_bwrap)     bubblewrap namespaces, default on Linux, isolated
     ├── process (_process)   plain host processes, NOT isolated: --run-commands-on-host only
-    └── podman / docker (_container)  one container per command
+    └── podman / docker (_container, _docker)  one container per command
+    _engine   a container engine's CLI: probe, argv and mount checks
     _spawn    run one process tree: deadline, output cap, kill everything after
     _cgroup   per-command pids/memory cgroups (v1 or v2) where the host allows
     _detect   which limit a command hit; workspace size
@@ -23,7 +24,7 @@ Typical use::
 See docs/isolation.md for what each backend guarantees and what it does not.
 """
 
-from toolproof.sandbox import _bwrap, _container, _process  # noqa: F401  (registers backends)
+from toolproof.sandbox import _bwrap, _container, _docker, _process  # noqa: F401  (registers)
 from toolproof.sandbox._base import Sandbox
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import SANDBOX_GID, SANDBOX_UID, sandbox_owner
