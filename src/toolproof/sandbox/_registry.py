@@ -10,11 +10,24 @@ from typing import TypeVar
 from toolproof.sandbox._base import Sandbox
 from toolproof.sandbox._errors import SandboxError
 
-__all__ = ["available_backends", "default_backend", "get_backend", "sandbox"]
+__all__ = [
+    "CONTAINER",
+    "CONTAINER_ENGINES",
+    "available_backends",
+    "container_backend",
+    "default_backend",
+    "get_backend",
+    "sandbox",
+]
 
 _log = logging.getLogger(__name__)
 _REGISTRY: dict[str, type[Sandbox]] = {}
 _S = TypeVar("_S", bound=type[Sandbox])
+#: The name that asks for whichever container engine runs here (see ``container_backend``).
+CONTAINER = "container"
+#: The container engines ``container`` tries, in order: docker is chosen when named, or
+#: when it is the only one that works.
+CONTAINER_ENGINES = ("podman", "docker")
 
 
 def sandbox(name: str) -> Callable[[_S], _S]:
@@ -45,14 +58,41 @@ def sandbox(name: str) -> Callable[[_S], _S]:
 def get_backend(name: str) -> type[Sandbox]:
     """The backend class registered as ``name``.
 
+    ``"container"`` is the first of :data:`CONTAINER_ENGINES` that can run here.
+
     Raises:
-        SandboxError: No backend has that name (the message lists the valid ones).
+        SandboxError: No backend has that name (the message lists the valid ones), or
+            it is ``container`` and no container engine works here.
     """
+    if name == CONTAINER:
+        return container_backend()
     try:
         return _REGISTRY[name]
     except KeyError:
         valid = ", ".join(sorted(_REGISTRY)) or "(none registered)"
         raise SandboxError(f"unknown sandbox backend {name!r}; valid names: {valid}") from None
+
+
+def container_backend() -> type[Sandbox]:
+    """The first container engine of :data:`CONTAINER_ENGINES` that can run here.
+
+    Raises:
+        SandboxError: None can; the message gives each one's reason.
+    """
+    reasons = []
+    for engine in CONTAINER_ENGINES:
+        cls = _REGISTRY.get(engine)
+        if cls is None:
+            continue
+        reason = cls.unavailable_reason()
+        if reason is None:
+            return cls
+        reasons.append(f"{engine}: {reason}")
+    raise SandboxError(
+        f"sandbox backend {CONTAINER!r} needs a container engine, and none works here ("
+        + "; ".join(reasons)
+        + "); install podman, or start a Docker daemon (docs/isolation.md)"
+    )
 
 
 def available_backends() -> list[str]:
@@ -79,8 +119,8 @@ def default_backend(*, commands_on_host: bool = False) -> str:
     if not commands_on_host:
         raise SandboxError(
             f"commands cannot run isolated here: bubblewrap cannot be used ({reason}). Fix "
-            "that, choose another isolated backend (--sandbox podman or docker, with an "
-            "image), or, to run commands on this host as this user without isolation, pass "
+            "that, choose another isolated backend (--sandbox podman, docker or container, "
+            "with an image), or, to run commands on this host as this user without isolation, pass "
             "--run-commands-on-host"
         )
     message = (
