@@ -45,8 +45,8 @@ from toolproof.testing import (
     ScriptedReply,
     ScriptedToolCall,
 )
-from toolproof.tools.toolkits.user import GREETING, MAX_REPLY_CHARS
 from toolproof.trajectory import Termination, ToolCall, Trajectory
+from toolproof.users import GREETING, MAX_REPLY_CHARS
 from toolproof_helpers import make_task, run_single, write_suite
 
 USER: dict[str, Any] = {

@@ -13,7 +13,8 @@ hop costs a few milliseconds (``benchmarks/bench_overhead.py``) and they do not 
 When a run stops (Ctrl-C, :meth:`~toolproof.engine.Runner.request_stop`), an
 episode may have a sandboxed command running on a tool thread; the thread cannot
 be cancelled, and the process would not exit until the command's wall limit.
-:func:`stop_commands` kills what runs in the episode's sandbox at once.
+:func:`stop_commands` kills what runs in the episode's sandbox at once (every extra of
+the world that says it runs commands, ``tools.context.RunsCommands``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from toolproof.agents.builtin._own_thread import runs_user_code
 from toolproof.agents.builtin._spare_threads import run_on_spare
 from toolproof.sandbox import Sandbox
 from toolproof.spec import TaskInstance
-from toolproof.tools.toolkits.shell import EpisodeShell
+from toolproof.tools.context import RunsCommands
 from toolproof.trajectory import ToolSchema
 from toolproof.worlds import World
 
@@ -109,6 +110,9 @@ def stop_commands(world: World) -> None:
     reads); closing the sandbox again later, with the world, is harmless.
     """
     for extra in list(world.extras.values()):
-        if isinstance(extra, EpisodeShell | Sandbox):
+        if isinstance(extra, RunsCommands):  # e.g. the shell toolkit's: no toolkit named here
             with contextlib.suppress(Exception):  # clean-up on the way out: best effort
+                extra.stop_commands()
+        elif isinstance(extra, Sandbox):
+            with contextlib.suppress(Exception):
                 extra.close()

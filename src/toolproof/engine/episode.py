@@ -1,9 +1,21 @@
-"""One episode: build the world, let the agent act through the gateway, score what it did.
+"""One episode, top to bottom: open, each turn, follow-ups, stop, the scoring hand-off.
 
-Harness-driven::
+Harness-driven (the engine owns the loop)::
 
-    loop { agent.act(observation) -> turn; gateway.call(each call) -> results; record Step }
-    until a final answer, or a limit (steps, time, loop), or an error.
+    open       the world, the tools and the user (_episode_setup.open_episode); the prompt:
+               the task's description, or the user's first message (a conversation)
+    each turn  agent.act(observation) -> turn; its tool calls through the gateway; a Step
+               recorded (timing, tokens, state digest, snapshot)
+    follow-up  a reply without tool calls goes to the user (toolproof.users.EpisodeUser):
+               a next user message (the task's user_turns, or the user in conversation)
+               starts the next user turn; otherwise the reply is the final answer
+    stop       a final answer or giving up; a limit (steps, time, loop); a tool or policy
+               that ended the episode; an error
+    score      the trajectory handed to scoring (score_and_close), off the event loop
+
+An agent that owns its loop gets one hand-off instead (:func:`._episode_driven.drive`).
+This module is the only place that writes the turn protocol (the annotations named in
+:mod:`.turns`); what it calls sits below it and never calls back.
 
 Every episode ends with a termination reason. The rule (invariant 4, see
 ``docs/failure-modes.md``): whatever agent-controlled input causes (a turn of the
@@ -11,7 +23,8 @@ wrong shape or size, an exception of any kind raised by the agent's code, even
 ``SystemExit`` or a stray ``CancelledError``) is the agent's (``agent_error``);
 only a failure of the harness or the infrastructure (a provider outage after
 retries, a tool that crashed on valid input, a missing sandbox backend, a disk
-error) is an ``infra_error``, which is retried and kept out of the scores.
+error, the user model failing) is an ``infra_error``, which is retried and kept out
+of the scores.
 """
 
 from __future__ import annotations
@@ -19,89 +32,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from toolproof.agents import (
-    Agent,
-    AgentFactory,
-    AgentInfraError,
-    AgentTurn,
-    DrivenAgent,
-    Observation,
-    agent_session,
-)
+from toolproof.agents import Agent, AgentFactory, AgentInfraError, Observation
 from toolproof.agents._outage import UNOBSERVED, take_observed_outage
 from toolproof.agents.base import drives
-from toolproof.agents.limits import AgentFault, checked_turn
-from toolproof.envs import prepare_episode
+from toolproof.agents.limits import checked_turn
 from toolproof.scoring import Score, ScoringContext, score_episode
 from toolproof.scoring.checks.custom import needs_thread
-from toolproof.spec import PolicySpec, SandboxSpec, SpecError, TaskInstance, effective_sandbox
-from toolproof.tools import CallPolicy, ToolContext, ToolCrash, ToolGateway, resolve_tools
+from toolproof.spec import SpecError, TaskInstance
+from toolproof.tools import ToolCrash
 from toolproof.tools.answer import submitted, submitted_text
-from toolproof.tools.policy import TaskPolicy, requested_stop
-from toolproof.tools.pool import ToolPool
-from toolproof.tools.toolkits.shell import SETTINGS_KEY
-from toolproof.trajectory import Message, Step, Termination, Trajectory
-from toolproof.worlds import BlobStore, World, WorldSnapshot
+from toolproof.tools.policy import requested_stop
+from toolproof.trajectory import Message, Termination, Trajectory
+from toolproof.users import FollowUp
+from toolproof.worlds import World, WorldSnapshot
 
-from ._agent_code import (
-    AGENT_RAISES,
-    agent_raised,
-    cancelled_from_outside,
-    close_agent,
-    error_text,
-)
+from ._agent_code import AGENT_RAISES, agent_raised, close_agent, error_text
 from ._copies import AgentCopies
+from ._episode_driven import drive
+from ._episode_setup import Continuation, EpisodeOptions, EpisodeParts, open_episode
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .faults import crash_outcome, harness_fault, unscored
-from .session import DrivenSession, Recorder, off_loop
-from .side_models import SideModels, attach_user, judging
-from .turns import NEXT_USER_TURN, USER_TURN, FollowUp, UserTurns, current_user_turn, refuse_driven
+from .session import Recorder, off_loop
+from .side_models import judging
+from .turns import (
+    CONVERSATION_END,
+    NEXT_USER_TURN,
+    OPENED_BY,
+    USER_BY,
+    USER_TURN,
+    conversation_turns,
+    current_user_turn,
+    refuse_driven,
+)
 
-
-@dataclass
-class Continuation:
-    """Where a replayed episode picks up: the steps already taken and the original start."""
-
-    history: list[Step]
-    initial: WorldSnapshot
-    parent: str
-    prompt: list[Message] | None = None
-    """The recorded prompt (a conversation's opening is not written again)."""
-
-
-@dataclass
-class EpisodeOptions:
-    """How to run episodes (shared by every episode of a run)."""
-
-    agent_label: str
-    fixtures_base: Path | None = None
-    blobs: BlobStore | None = None
-    policies: Sequence[CallPolicy] = ()
-    tmp_root: Path | None = None
-    model_slots: asyncio.Semaphore | None = None
-    """Bounds concurrent agent turns (model calls) across the run's episodes."""
-    tool_slots: ToolPool | None = None
-    """The threads blocking tool calls (sandboxed commands) of the run's episodes share."""
-    sandbox: SandboxSpec | None = None
-    """The suite's sandbox settings (with a task's: the stronger of each field)."""
-    sandbox_backend: str | None = None
-    """The run's sandbox backend for tasks and suites that name none (None: the host's)."""
-    commands_on_host: bool = False
-    """``--run-commands-on-host``: a task's or suite's ``backend: process`` is honoured."""
-    policy: PolicySpec | None = None
-    """The suite's policy (a task's own rules are added to it)."""
-    env_cache: Path | None = None
-    """Cache of pinned tool environments (None: ``~/.cache/toolproof/envs``)."""
-    allow_drift: bool = False
-    """Run tasks whose pinned tool environment differs from its version file."""
-    side: SideModels | None = None
-    """The run's user model (``simulator: model`` tasks) and judge model, through the gateway."""
+__all__ = ["Continuation", "EpisodeOptions", "run_episode"]
 
 
 async def run_episode(
@@ -124,7 +91,6 @@ async def run_episode(
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    limits = instance.limits
     own_world = world is None
     world = world or World(
         instance.task.world, fixtures_base=options.fixtures_base, tmp_root=options.tmp_root
@@ -136,95 +102,72 @@ async def run_episode(
     termination = Termination.COMPLETED
     error: str | None = None
     answer: str | None = None
-    recorder: Recorder | None = None
+    parts: EpisodeParts | None = None
     initial: WorldSnapshot | None = None
-    user_link = None
     acting = False  # the agent has been handed the episode: its input may set faults off
     try:
-        tools = resolve_tools(instance.task)
-        sandbox = effective_sandbox(
-            options.sandbox_backend,
-            options.sandbox,
-            instance.task.sandbox,
-            commands_on_host=options.commands_on_host,
-        )
-        if sandbox.toolenv is not None:  # a task's pinned tools: checked, then mounted
-            settings = sandbox
-            sandbox = await asyncio.to_thread(  # the check runs the tools' programs
-                lambda: prepare_episode(
-                    world.extras,
-                    settings,
-                    base=options.fixtures_base,
-                    suite=instance.suite,
-                    cache_root=options.env_cache,
-                    allow_drift=options.allow_drift,
-                )
-            )
-        ctx = ToolContext(world=world, instance=instance, scratch={SETTINGS_KEY: sandbox})
-        user_link = attach_user(options.side, instance, ctx, world)
-        policy = TaskPolicy.build(options.policy, instance.task.policy, ctx=ctx)
-        gateway = ToolGateway(
-            tools,
-            ctx,
-            faults=instance.task.faults,
-            policies=[*options.policies, *([policy] if policy is not None else [])],
-            timeout_s=limits.tool_timeout_s,
-            pool=options.tool_slots,
-        )
-        recorder = Recorder(instance, world, gateway, options.blobs)
-        initial = await recorder.start()
-        turns = UserTurns(instance, ctx)
-        if continuation is not None:
+        # ---- open: the world, the tools, the user; the prompt or the user's first message
+        parts = await open_episode(instance, options, world)
+        recorder, gateway, user = parts.recorder, parts.gateway, parts.user
+        initial = parts.initial
+        opened_by: str | None = None
+        if continuation is not None:  # time travel: pick up after the recorded steps
             initial = continuation.initial
             recorder.steps.extend(continuation.history)
             for step in continuation.history:
                 for call in step.message.tool_calls:
                     gateway.note_past_call(call)
             prompt[:] = continuation.prompt or prompt
-            turns.resume(prompt, continuation.history)
+            asked = next((m.content for m in reversed(prompt) if m.role == "user"), None)
+            turns = conversation_turns(continuation.history)
+            user.resume(asked, turns, continuation.history)
         else:
-            prompt[:] = await turns.opening(prompt)  # a user in conversation opens
+            opening = await user.open()  # a user in conversation opens
+            if opening is not None:
+                prompt[-1] = Message(role="user", content=opening.text)
+                opened_by = opening.by
         gateway.offer_only(instance.task.hidden_tools(current_user_turn(recorder.steps)))
         try:  # the user's factory on a thread: one that blocks stalls only this episode
             agent = await build_agent_for(  # the key: built-ins only
-                factory, instance, gateway.schemas, limits.step_timeout_s
+                factory, instance, gateway.schemas, instance.limits.step_timeout_s
             )
         except BuildTimeout as exc:
             termination, error = Termination.TIMEOUT, str(exc)
         else:
+            # ---- the turns: the agent's loop, or ours
             acting = True
             try:
                 if drives(agent):
                     refuse_driven(instance, options.agent_label)
-                    termination, answer, error = await _drive(
+                    termination, answer, error = await drive(
                         agent, recorder, gateway, instance, prompt
                     )
                 else:
                     termination, answer, error = await _loop(
-                        agent, recorder, gateway, instance, prompt, t0, options.model_slots, turns
+                        agent, parts, instance, prompt, t0, options.model_slots, opened_by
                     )
             finally:
                 await close_agent(agent)
-        stop = requested_stop(ctx)  # a tool or policy ended the episode (its last calls refused)
+        # ---- stop: a tool or policy ended the episode (its last calls refused)
+        stop = requested_stop(parts.ctx)
         if stop is not None and termination is not Termination.INFRA_ERROR:
             termination, answer, error = stop[0], None, stop[1]
-            if stop[0] is Termination.COMPLETED and submitted(ctx) is not None:
+            if stop[0] is Termination.COMPLETED and submitted(parts.ctx) is not None:
                 # submit_answer ended it: the typed value is the final answer
-                answer, error = submitted_text(ctx), None
-        if user_link is not None and user_link.infra_error is not None:  # the harness's model
-            termination, answer, error = Termination.INFRA_ERROR, None, user_link.infra_error
+                answer, error = submitted_text(parts.ctx), None
+        if _user_failed(parts) is not None:  # the harness's model
+            termination, answer, error = Termination.INFRA_ERROR, None, _user_failed(parts)
     except ToolCrash as exc:  # infra only when witnessed; else the agent's arguments set it off
-        if user_link is not None and user_link.infra_error is not None:  # the harness's model
-            termination, error = Termination.INFRA_ERROR, user_link.infra_error
-        else:
-            termination, error = crash_outcome(exc)
+        failed = _user_failed(parts)  # the harness's model
+        termination, error = (Termination.INFRA_ERROR, failed) if failed else crash_outcome(exc)
     except SpecError:  # the run's configuration cannot run this task: the run stops
         if own_world:
             world.close()
         raise
     except Exception as exc:  # a harness failure outside the agent's turn
-        if user_link is not None and user_link.infra_error is not None:  # the harness's model
-            termination, error = Termination.INFRA_ERROR, user_link.infra_error
+        failed = _user_failed(parts)
+        if failed is not None:  # the harness's model
+            termination, error = Termination.INFRA_ERROR, failed
         elif acting:  # after the agent acted (a workspace it filled, ...): no witness
             termination, error = harness_fault("run", exc)
         else:  # building the world or the agent's tools: nothing of the agent's yet
@@ -234,7 +177,6 @@ async def run_episode(
         if own_world:
             world.close()
         raise
-    steps = recorder.steps if recorder is not None else []
     trajectory = Trajectory(
         episode_id=instance.key,
         task_id=instance.task.id,
@@ -242,7 +184,7 @@ async def run_episode(
         seed=instance.seed,
         agent=options.agent_label,
         prompt=prompt,
-        steps=steps,
+        steps=parts.recorder.steps if parts is not None else [],
         final_answer=answer,
         termination=termination,
         error=error,
@@ -250,12 +192,30 @@ async def run_episode(
         duration_s=time.perf_counter() - t0,
         parent=continuation.parent if continuation is not None else None,
     )
+    # ---- score: the one hand-off back (checks on a snapshot the agent cannot touch)
+    return await score_and_close(instance, trajectory, initial, world, own_world, options)
+
+
+async def score_and_close(
+    instance: TaskInstance,
+    trajectory: Trajectory,
+    initial: WorldSnapshot | None,
+    world: World,
+    own_world: bool,
+    options: EpisodeOptions,
+) -> tuple[Trajectory, Score]:
+    """Score the ended episode off the event loop and close the world if ``own_world``.
+
+    Toolproof's own scoring failing is this episode's fault (:func:`.faults.unscored`),
+    not the run's; a configuration that cannot score the task stops the run.
+
+    Raises:
+        SpecError: the run's configuration cannot score this task.
+    """
     try:  # one hop: deleting a big workspace takes a while too
         score = await off_loop(
             world,
-            lambda: _score(
-                instance, trajectory, initial, world, own_world, options.fixtures_base, options.side
-            ),
+            lambda: _score(instance, trajectory, initial, world, own_world, options),
             # user code, or a judge's synchronous model client: never on the event loop
             always=needs_thread(instance.task, options.fixtures_base),
         )
@@ -265,7 +225,7 @@ async def run_episode(
             with contextlib.suppress(Exception):
                 world.close()
         raise
-    except SpecError:  # the run's configuration cannot score this task: the run stops
+    except SpecError:
         if own_world:
             world.close()
         raise
@@ -287,8 +247,7 @@ def _score(
     initial: WorldSnapshot | None,
     world: World,
     close: bool,
-    task_dir: Path | None,
-    side: SideModels | None = None,
+    options: EpisodeOptions,
 ) -> Score:
     """Snapshot the final state, score the episode, close the world if ``close``.
 
@@ -298,7 +257,7 @@ def _score(
         if initial is None:
             initial = world.snapshot()
         final = world.snapshot()
-        with judging(side, instance):
+        with judging(options.side, instance):
             return score_episode(
                 ScoringContext(
                     instance=instance,
@@ -306,7 +265,7 @@ def _score(
                     initial=initial,
                     final=final,
                     world=world,
-                    task_dir=task_dir,
+                    task_dir=options.fixtures_base,
                 )
             )
     finally:
@@ -314,16 +273,24 @@ def _score(
             world.close()
 
 
+def _user_failed(parts: EpisodeParts | None) -> str | None:
+    """The model-played user's provider failure the gateway witnessed, else None."""
+    link = parts.user_link if parts is not None else None
+    return link.infra_error if link is not None else None
+
+
 async def _loop(
     agent: Agent,
-    recorder: Recorder,
-    gateway: ToolGateway,
+    parts: EpisodeParts,
     instance: TaskInstance,
     prompt: list[Message],
     t0: float,
     model_slots: asyncio.Semaphore | None = None,
-    turns: UserTurns | None = None,
+    opened_by: str | None = None,
 ) -> tuple[Termination, str | None, str | None]:
+    """The harness-driven turns; returns the termination, the final answer and the error."""
+    recorder: Recorder = parts.recorder
+    gateway, user = parts.gateway, parts.user
     limits = instance.limits
     messages = AgentCopies(prompt)
     tools = AgentCopies(gateway.schemas)
@@ -334,13 +301,13 @@ async def _loop(
             for r in past.results
         )
         messages.extend(past.observations)
-    turns = turns or UserTurns(instance, gateway.ctx)
     turn_index = current_user_turn(recorder.steps)
     for step in range(len(recorder.steps), limits.max_steps):
+        # ---- stop: out of time
         remaining = limits.total_timeout_s - (time.perf_counter() - t0)
         if remaining <= 0:
             return Termination.TIMEOUT, None, f"episode exceeded {limits.total_timeout_s:g}s"
-        # The agent's own copies (see AgentCopies), made without a deepcopy per turn.
+        # ---- the agent's turn: its own copies (see AgentCopies), made without a deepcopy
         observation = Observation.model_construct(
             messages=messages.fresh(), tools=tools.fresh(), step=step
         )
@@ -368,17 +335,25 @@ async def _loop(
         notes: dict[str, Any] | None = {"retries": turn.retries} if turn.retries else None
         if contended and a0 - q0 > 0.001:
             notes = {**(notes or {}), "model_queue_s": round(a0 - q0, 6)}
+        if step == 0 and opened_by is not None:  # the conversation's opening: who wrote it
+            notes = {**(notes or {}), OPENED_BY: opened_by}
+        # ---- follow-up: a reply without tool calls goes to the user
         follow: FollowUp | None = None
-        if turns.active:
+        if user.active:
             notes = {**(notes or {}), USER_TURN: turn_index}
-            if not turn.tool_calls and not turn.give_up:  # the reply goes to the user
-                follow = await turns.after(turn.content, turn_index)
+            if not turn.tool_calls and not turn.give_up:
+                follow = await user.after(turn.content, turn_index)
                 t0 += follow.user_s  # the user's time is not the agent's
-                notes.update(follow.notes)
-        if follow is not None and not follow.ends and follow.message is not None:
-            # the reply ends this user turn; the next user message follows it
+                if follow.by is not None:
+                    notes[USER_BY] = follow.by
+                if follow.why is not None:
+                    notes[CONVERSATION_END] = follow.why
+        said = None  # the user's next message, or closing words
+        if follow is not None and follow.text is not None:
+            said = Message(role="user", content=follow.text)
+        if follow is not None and not follow.ends and said is not None:
+            # the reply ends this user turn; the next user message starts the next one
             message = Message(role="assistant", content=turn.content)
-            user = follow.message
             turn_index += 1
             await recorder.record(
                 message,
@@ -386,13 +361,14 @@ async def _loop(
                 agent_s=agent_s,
                 tool_s=0.0,
                 usage=turn.usage,
-                observations=[user],
+                observations=[said],
                 annotations={**(notes or {}), NEXT_USER_TURN: turn_index},
             )
             gateway.offer_only(instance.task.hidden_tools(turn_index))
             tools = AgentCopies(gateway.schemas)  # the turn may offer more tools
-            messages.extend([message, user])
+            messages.extend([message, said])
             continue
+        # ---- stop: the final answer (the user's closing words, if any, after it)
         if not turn.tool_calls:
             message = Message(role="assistant", content=turn.content)
             await recorder.record(
@@ -401,11 +377,12 @@ async def _loop(
                 agent_s=agent_s,
                 tool_s=0.0,
                 usage=turn.usage,
-                observations=[follow.message] if follow and follow.message else [],
+                observations=[said] if said is not None else [],
                 annotations=notes,
             )
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
             return final, turn.content or "", None
+        # ---- the calls, through the gateway; the step recorded
         calls, results, tool_s = await recorder.execute(turn.tool_calls, limits.loop_threshold)
         if recorder.last_queue_s > 0.001:  # waiting for a worker thread is not the agent's time
             t0 += recorder.last_queue_s
@@ -419,71 +396,10 @@ async def _loop(
             Message(role="tool", content=r.content, tool_call_id=r.call_id, name=r.name)
             for r in results
         )
-        stop = requested_stop(gateway.ctx)  # a limit or policy of the episode was hit
+        # ---- stop: a limit or policy of the episode was hit, or a loop
+        stop = requested_stop(gateway.ctx)
         if stop is not None:
             return stop[0], None, stop[1]
         if recorder.loop_detected:
             return Termination.LOOP, None, recorder.loop_detected
     return Termination.STEP_LIMIT, None, f"no answer after {limits.max_steps} steps"
-
-
-async def _drive(
-    agent: DrivenAgent,
-    recorder: Recorder,
-    gateway: ToolGateway,
-    instance: TaskInstance,
-    prompt: list[Message],
-) -> tuple[Termination, str | None, str | None]:
-    limits = instance.limits
-    session = DrivenSession(
-        recorder=recorder,
-        system_prompt=instance.system_prompt,
-        prompt=instance.task.description,
-        tools=gateway.schemas,
-        max_steps=limits.max_steps,
-        loop_threshold=limits.loop_threshold,
-    )
-    a0 = time.perf_counter()
-    try:
-        # In this task, not one wait_for would make: a SystemExit out of agent code is
-        # caught here instead of escaping the event loop.
-        async with asyncio.timeout(limits.total_timeout_s) as clock:
-            session.on_wait = lambda s: clock.reschedule((clock.when() or 0.0) + s)
-            answer = await agent.run(agent_session(session))
-    except TimeoutError as exc:  # the episode's limit, or the agent's own (which says which)
-        if gateway.crash is not None:
-            raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed) from None
-        limit = f"episode exceeded {limits.total_timeout_s:g}s"
-        return Termination.TIMEOUT, None, str(exc) or limit
-    except AgentInfraError as exc:
-        if gateway.crash is not None:
-            raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed) from None
-        if take_observed_outage(exc):  # the model gateway or toolproof's adapter saw it
-            return Termination.INFRA_ERROR, None, str(exc)
-        return Termination.AGENT_ERROR, None, f"{agent_raised(exc, 'run()')} ({UNOBSERVED})"
-    except AGENT_RAISES as exc:
-        if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
-            raise  # the run is stopping
-        if gateway.crash is not None:  # a tool crashed under the agent: the harness's fault
-            raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed) from None
-        return Termination.AGENT_ERROR, None, agent_raised(exc, "run()")
-    if gateway.crash is not None:  # the agent caught the crash; it is still the harness's
-        raise ToolCrash(gateway.crash, witnessed=gateway.crash_witnessed)
-    if not isinstance(answer, str):
-        return (
-            Termination.AGENT_ERROR,
-            None,
-            f"run() returned {type(answer).__name__}, not the final answer as a str",
-        )
-    try:
-        answer = checked_turn(AgentTurn(content=str.__str__(answer)), "run()").content or ""
-    except AgentFault as exc:
-        return Termination.AGENT_ERROR, None, str(exc)
-    await recorder.record(
-        Message(role="assistant", content=answer), [], agent_s=time.perf_counter() - a0, tool_s=0.0
-    )
-    if recorder.loop_detected:
-        return Termination.LOOP, None, recorder.loop_detected
-    if session.step_limit_hit:
-        return Termination.STEP_LIMIT, None, f"more than {limits.max_steps} tool calls"
-    return Termination.COMPLETED, answer, None

@@ -70,7 +70,7 @@ from toolproof.tools import (
     tool_handlers,
     toolkits,
 )
-from toolproof.tools.toolkits.user import user_simulators
+from toolproof.users import user_simulators
 
 __all__ = [
     "check_suite_tasks",

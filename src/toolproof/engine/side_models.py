@@ -6,7 +6,7 @@ from the agent's::
 
     RunConfig.side_models {"user": options, "judge": options}
         ─▶ SideModels (one GatewayPlan per role, made once per worker: Ray workers too)
-    episode: attach_user(...)  ─▶ ModelUser in scratch["user_simulator"] (simulator: model)
+    episode: model_user(...)   ─▶ ModelUser, played by the episode's EpisodeUser (simulator: model)
                                   its calls ─▶ UserCalls in world.extras ─▶ each step's
                                   annotations["user_model_calls"]
     scoring: judging(...)      ─▶ judge_options(base_url=<judge link>, model=..., link)
@@ -44,9 +44,8 @@ from toolproof.gateway import (
 from toolproof.results import EpisodeRecord
 from toolproof.scoring.checks.judge import judge_options
 from toolproof.spec import TaskInstance
-from toolproof.tools import ToolContext
-from toolproof.tools.toolkits.user import SCRATCH_SIMULATOR, ModelUser
 from toolproof.trajectory import Message, ToolResult
+from toolproof.users import ModelUser
 from toolproof.worlds import World
 
 USER_CALLS = "user_model_calls"
@@ -113,13 +112,14 @@ class UserCalls:
         gateway.shared().close(self.link)
 
 
-def attach_user(
-    side: SideModels | None, instance: TaskInstance, ctx: ToolContext, world: World
-) -> EpisodeLink | None:
-    """Put a model-played user into ``ctx`` when the task asks for one and the run has one.
+def model_user(
+    side: SideModels | None, instance: TaskInstance, world: World
+) -> tuple[ModelUser, EpisodeLink] | None:
+    """The model-played user of an episode, when the task asks for one and the run has one.
 
     Returns:
-        The user's gateway link (its ``infra_error`` tells a provider failure), or None.
+        The user (the engine hands it to the episode's ``EpisodeUser``) and its gateway link
+        (whose ``infra_error`` tells a provider failure); None otherwise.
     """
     spec = instance.task.user
     if side is None or side.user is None or spec is None or spec.simulator != "model":
@@ -129,7 +129,7 @@ def attach_user(
     calls.link.sink = calls.add
     world.extras[USER_CALLS] = calls
     urls = calls.link.urls()
-    ctx.scratch[SCRATCH_SIMULATOR] = ModelUser(
+    user = ModelUser(
         spec,
         api=plan.api,
         base_url=urls[plan.api],
@@ -138,7 +138,7 @@ def attach_user(
         seed=instance.seed,
         api_key=PLACEHOLDER_KEY,
     )
-    return calls.link
+    return user, calls.link
 
 
 @contextlib.contextmanager

@@ -16,15 +16,25 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, get_type_hints, overload
 
 from jsonschema import Draft202012Validator
 from pydantic import ConfigDict, Field, create_model
 
-from toolproof.spec import TaskInstance
 from toolproof.trajectory import ToolKind, ToolSchema
-from toolproof.worlds import World
+
+from .context import ToolContext
+
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolImpl",
+    "registry",
+    "schema_from_function",
+    "tool",
+]
 
 
 class ToolError(Exception):
@@ -33,15 +43,6 @@ class ToolError(Exception):
     def __init__(self, message: str, *, kind: str = "tool_error") -> None:
         super().__init__(message)
         self.kind = kind
-
-
-@dataclass
-class ToolContext:
-    """What a tool can reach: the episode's world, its task instance and scratch space."""
-
-    world: World
-    instance: TaskInstance | None = None
-    scratch: dict[str, Any] = field(default_factory=dict)
 
 
 class ToolImpl(Protocol):

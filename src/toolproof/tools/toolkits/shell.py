@@ -4,7 +4,9 @@ The sandbox is made on the first command of an episode, on the world's workspace
 (seen as /workspace), and kept in ``world.extras`` so ``World.close()`` kills
 whatever is left and deletes the kept outputs. Its settings are the episode's
 :class:`~toolproof.spec.SandboxSpec` (suite, task and run merged by the engine
-into ``ctx.scratch[SETTINGS_KEY]``; the task's own when run without the engine).
+into ``ToolContext.sandbox``; the task's own when run without the engine). The shell
+is a :class:`~toolproof.tools.context.RunsCommands` extra: when a run stops, the engine
+kills its commands without knowing this toolkit.
 
 What the agent sees is a function of its commands alone: results carry no duration
 (timing is recorded beside them, in the trajectory), and where the backend cannot
@@ -46,7 +48,8 @@ from ..policy import request_stop, requested_stop
 __all__ = ["SETTINGS_KEY", "EpisodeShell", "backend_name", "offers_commands", "settings_of"]
 
 SETTINGS_KEY = "toolproof.sandbox"
-"""``ctx.scratch`` key of the episode's :class:`SandboxSpec` (set by the engine)."""
+"""``ctx.scratch`` key of an episode's :class:`SandboxSpec`, for a context made by hand
+(tests, benchmarks); the engine sets :attr:`ToolContext.sandbox`, which wins."""
 _EXTRAS_KEY = "shell"
 _MAX_READ = 20_000
 _create_lock = threading.Lock()
@@ -68,8 +71,11 @@ def _host_default() -> str:
 
 
 def settings_of(ctx: ToolContext) -> SandboxSpec:
-    """The episode's sandbox settings: set by the engine, else the task's as
-    ``effective_sandbox`` holds them (never weaker than the run's), else defaults."""
+    """The episode's sandbox settings: set by the engine (``ctx.sandbox``, else
+    ``scratch[SETTINGS_KEY]``), else the task's as ``effective_sandbox`` holds them (never
+    weaker than the run's), else defaults."""
+    if ctx.sandbox is not None:
+        return ctx.sandbox
     given = ctx.scratch.get(SETTINGS_KEY)
     if isinstance(given, SandboxSpec):
         return given
@@ -202,6 +208,10 @@ class EpisodeShell:
         self.closed = True
         self.box.close()
         shutil.rmtree(self._outputs, ignore_errors=True)
+
+    def stop_commands(self) -> None:
+        """The run is stopping: kill what runs now (:class:`RunsCommands`); see :meth:`close`."""
+        self.close()
 
 
 def episode_shell(ctx: ToolContext) -> EpisodeShell:

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from toolproof import users as user_kit
 from toolproof.spec import UserSpec
 from toolproof.testing import ModelServer, ScriptedError, ScriptedReply
-from toolproof.tools.toolkits import user as user_kit
-from toolproof.tools.toolkits.user import (
+from toolproof.tools import ToolError
+from toolproof.users import (
     MAX_QUESTION_CHARS,
     MAX_REPLY_CHARS,
     Exchange,
@@ -105,7 +106,7 @@ def test_no_usable_reply_is_a_user_model_error_not_a_tool_error(answer: Scripted
     ):
         _ask(_user(server.base_url), "Which account?")
     # not a ToolError: the tool gateway reports it as a crash, so the episode is infra_error
-    assert not isinstance(caught.value, user_kit.ToolError)
+    assert not isinstance(caught.value, ToolError)
 
 
 def test_an_unreachable_model_is_a_user_model_error() -> None:
@@ -132,12 +133,12 @@ def test_the_anthropic_wire_sends_the_rules_as_system_and_reads_text_blocks() ->
 
 def test_simulator_model_without_a_user_model_falls_back_to_the_scripted_user() -> None:
     spec = UserSpec.model_validate(USER)
-    made = user_kit._SIMULATORS["model"](spec, None)
+    made = user_kit.base._SIMULATORS["model"](spec, None)
     assert isinstance(made, user_kit.ScriptedUser) and made.name == "scripted"
 
 
 def test_a_long_conversation_keeps_the_opening_and_alternates_for_anthropic() -> None:
-    from toolproof.tools.toolkits.user import GREETING, MAX_HISTORY, Utterance
+    from toolproof.users import GREETING, MAX_HISTORY, Utterance
 
     history = [Utterance("user", "Pay my bill.")]
     for n in range(50):

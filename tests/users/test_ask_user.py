@@ -1,4 +1,5 @@
-"""The simulated user: the scripted reply rules, the ask_user tool and pluggable simulators."""
+"""The simulated user: the scripted reply rules, the ask_user tool over the episode's user
+(``ToolContext.user``, a :class:`toolproof.users.EpisodeUser`) and pluggable simulators."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pydantic import ValidationError
 
 from toolproof.spec import Limits, Task, TaskInstance, UserFact, UserSpec, render
 from toolproof.tools import ToolContext, ToolGateway, resolve_tools
-from toolproof.tools.toolkits import user as user_kit
 from toolproof.trajectory import ToolCall, ToolKind
+from toolproof.users import EpisodeUser, UserSimulator
+from toolproof.users import base as user_kit
+from toolproof.users.scripted import ScriptedUser
 from toolproof.worlds import World
 
 USER: dict[str, Any] = {
@@ -128,10 +131,18 @@ def instance(user: dict[str, Any] | None = USER, tools: list[Any] | None = None)
     return render(task, suite="t", suite_seed=1, epoch=0, limits=Limits(), system_prompt="")
 
 
-def gateway(inst: TaskInstance, scratch: dict[str, Any] | None = None) -> ToolGateway:
-    """A gateway over the instance's tools and an empty world."""
-    ctx = ToolContext(world=World(inst.task.world), instance=inst, scratch=scratch or {})
+def gateway(inst: TaskInstance, simulator: UserSimulator | None = None) -> ToolGateway:
+    """A gateway over the instance's tools and an empty world, with the episode's user as
+    the engine hands it over (``simulator``: one that overrides the task's choice)."""
+    user = EpisodeUser(inst, simulator)
+    ctx = ToolContext(world=World(inst.task.world), instance=inst, user=user)
     return ToolGateway(resolve_tools(inst.task), ctx)
+
+
+def transcript(gw: ToolGateway) -> list[user_kit.Exchange]:
+    """The episode's questions and replies, as its user kept them."""
+    assert isinstance(gw.ctx.user, EpisodeUser)
+    return gw.ctx.user.transcript
 
 
 async def ask(gw: ToolGateway, question: str, n: int = 0) -> tuple[dict[str, Any], bool]:
@@ -154,7 +165,7 @@ async def test_ask_user_answers_and_records_which_simulator_answered() -> None:
     content, error = await ask(gw, "Which account?")
     assert not error
     assert content == {"reply": "Use CHK-2.", "answered_by": "scripted"}
-    log = gw.ctx.scratch[user_kit.SCRATCH_TRANSCRIPT]
+    log = transcript(gw)
     assert log == [user_kit.Exchange("Which account?", "Use CHK-2.", "scripted")]
 
 
@@ -167,6 +178,14 @@ async def test_the_transcript_counts_questions_towards_max_questions() -> None:
 
 async def test_without_a_user_the_tool_says_so() -> None:
     content, error = await ask(gateway(instance(user=None)), "Which account?")
+    assert error
+    assert "there is no user to ask" in content["error"]
+
+
+async def test_a_context_without_a_user_says_so() -> None:
+    inst = instance()
+    bare = ToolGateway(resolve_tools(inst.task), ToolContext(world=World(inst.task.world)))
+    content, error = await ask(bare, "Which account?")
     assert error
     assert "there is no user to ask" in content["error"]
 
@@ -212,8 +231,8 @@ async def test_a_registered_simulator_is_chosen_by_name_and_may_be_async(
     assert second["reply"] == "#2: you asked 'again'"
 
 
-async def test_a_simulator_in_scratch_overrides_the_tasks_choice() -> None:
-    gw = gateway(instance(), scratch={user_kit.SCRATCH_SIMULATOR: EchoUser()})
+async def test_a_simulator_given_to_the_user_overrides_the_tasks_choice() -> None:
+    gw = gateway(instance(), simulator=EchoUser())
     content, _ = await ask(gw, "Which account?")
     assert content["answered_by"] == "echo:test-model"
 
@@ -224,4 +243,4 @@ def test_simulator_names_are_unique() -> None:
 
 
 def test_the_scripted_user_satisfies_the_protocol() -> None:
-    assert isinstance(user_kit.ScriptedUser(spec()), user_kit.UserSimulator)
+    assert isinstance(ScriptedUser(spec()), UserSimulator)
