@@ -1,26 +1,52 @@
-"""The podman backend on a tiny local image; docker shares the class."""
+"""The container backends on real engines: podman, and docker where a daemon answers.
+
+Each engine gets a tiny image imported here from a rootfs of a few host binaries
+(nothing is pulled). A test skips, saying why, when its engine cannot run here (no
+program, no daemon answering at the endpoint, no seccomp). CI starts a Docker
+daemon (scripts/test.sh); tests/sandbox/test_docker_cli.py checks the docker
+backend's argv and lifecycle without one.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from toolproof.sandbox import SANDBOX_UID, ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import _container as container_mod
+from toolproof.sandbox._container import ContainerSandbox
 
 IMAGE = "localhost/toolproof-test:local"
 _TOOLS = ("sh", "dash", "cat", "echo", "sleep", "id", "env", "ls", "dd", "head", "yes")
 
 
-def _build_image() -> str | None:
+def _engine(name: str) -> type[ContainerSandbox]:
+    cls = get_backend(name)
+    assert issubclass(cls, ContainerSandbox)
+    return cls
+
+
+def _cli(engine: type[ContainerSandbox], *args: str) -> subprocess.CompletedProcess[str]:
+    info = engine.info()
+    assert info.path is not None
+    return subprocess.run([info.path, *args], capture_output=True, text=True,
+                          env=info.client_env, timeout=120)  # fmt: skip
+
+
+def _build_image(engine: type[ContainerSandbox]) -> str | None:
     """Import a rootfs of a few host binaries as IMAGE; returns why it failed, or None."""
     with tempfile.TemporaryDirectory(prefix="toolproof-rootfs-") as tmp:
         root = Path(tmp)
+        root.chmod(0o755)  # the image's / (a non-root container user must search it)
         (root / "usr" / "bin").mkdir(parents=True)
         for name in ("bin", "sbin"):
             (root / name).symlink_to("usr/bin")
@@ -35,43 +61,49 @@ def _build_image() -> str | None:
                     target = root / word.lstrip("/")
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(Path(word).resolve(), target)
-        with subprocess.Popen(["tar", "-C", tmp, "-c", "."], stdout=subprocess.PIPE) as tar:
-            done = subprocess.run(
-                ["podman", "import", "-", IMAGE], stdin=tar.stdout, capture_output=True, text=True
-            )
-    return None if done.returncode == 0 else f"podman import failed: {done.stderr.strip()}"
+        tarball = Path(tmp + ".tar")
+        try:
+            subprocess.run(["tar", "-C", tmp, "-cf", str(tarball), "."], check=True)
+            done = _cli(engine, "import", str(tarball), IMAGE)
+        finally:
+            tarball.unlink(missing_ok=True)
+    if done.returncode != 0:
+        return f"{engine.binary} import failed: {done.stderr.strip()}"
+    return None
 
 
-@pytest.fixture(scope="module")
-def image() -> str:
-    reason = get_backend("podman").unavailable_reason()
+@pytest.fixture(scope="module", params=["podman", "docker"])
+def engine(request: pytest.FixtureRequest) -> type[ContainerSandbox]:
+    """Each container engine that runs here, with IMAGE imported into it."""
+    cls = _engine(request.param)
+    reason = cls.unavailable_reason()
     if reason is not None:
-        pytest.skip(f"podman unusable here: {reason}")
-    failure = _build_image()
+        pytest.skip(f"{request.param} unusable here: {reason}")
+    failure = _build_image(cls)
     if failure is not None:
         pytest.skip(failure)
-    return IMAGE
+    return cls
 
 
 @pytest.fixture
-def box(image: str, workspace: Path) -> Iterator[Sandbox]:
-    with get_backend("podman")(workspace, image=image) as sandbox:
+def box(engine: type[ContainerSandbox], workspace: Path) -> Iterator[Sandbox]:
+    with engine(workspace, image=IMAGE) as sandbox:
         yield sandbox
 
 
-def _toolproof_containers() -> list[str]:
-    listing = subprocess.run(
-        ["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True
-    )
+def _toolproof_containers(engine: type[ContainerSandbox]) -> list[str]:
+    listing = _cli(engine, "ps", "-a", "--format", "{{.Names}}")
     return [name for name in listing.stdout.split() if name.startswith("toolproof-")]
 
 
-def test_runs_in_the_workspace(box: Sandbox, workspace: Path) -> None:
+def test_runs_in_the_workspace(
+    box: Sandbox, workspace: Path, engine: type[ContainerSandbox]
+) -> None:
     result = box.exec("pwd; echo hi > out; cat", stdin="fed")
     assert result.ok, result.stderr
     assert result.stdout == "/workspace\nfed"
     assert (workspace / "out").read_text() == "hi\n"
-    assert _toolproof_containers() == []
+    assert _toolproof_containers(engine) == []
 
 
 def test_no_network_and_no_host_secrets(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,6 +113,28 @@ def test_no_network_and_no_host_secrets(box: Sandbox, monkeypatch: pytest.Monkey
     assert "hunter2" not in box.exec("env").stdout
     caps = box.exec("cat /proc/self/status").stdout
     assert "CapEff:\t0000000000000000" in caps
+
+
+def test_read_only_root_and_never_the_host_root(box: Sandbox) -> None:
+    result = box.exec("(: > /usr/bin/planted); echo $?; : > /tmp/ok && echo tmp-ok; id -u")
+    lines = result.stdout.splitlines()
+    assert lines[0] != "0" and lines[1] == "tmp-ok"
+    assert "Read-only file system" in result.stderr
+    assert lines[2] != "0"  # a rootful engine's root is the host's: never used
+
+
+def test_hostile_names_add_no_privilege(box: Sandbox, workspace: Path) -> None:
+    (workspace / "--privileged dir").mkdir()
+    result = box.exec(
+        "pwd; cat /proc/self/status",
+        cwd="--privileged dir",
+        env={"--privileged": "1", "-v": "/:/host", "X": "a\nb"},
+    )
+    assert result.ok, result.stderr
+    assert result.stdout.splitlines()[0] == "/workspace/--privileged dir"
+    assert "CapEff:\t0000000000000000" in result.stdout
+    assert "NoNewPrivs:\t1" in result.stdout
+    assert box.exec("ls /host").exit_code != 0
 
 
 def test_memory_limit(box: Sandbox) -> None:
@@ -104,23 +158,69 @@ def test_cpu_and_file_size_limits(box: Sandbox) -> None:
     assert filler.limit_hit == "file_size"
 
 
-def test_wall_time_kills_and_removes_the_container(box: Sandbox) -> None:
+def test_wall_time_kills_and_removes_the_container(
+    box: Sandbox, engine: type[ContainerSandbox]
+) -> None:
     result = box.exec("sleep 1000", limits=ResourceLimits(wall_s=2))
     assert result.limit_hit == "wall_time" and result.exit_code is None
-    assert _toolproof_containers() == []
+    assert _toolproof_containers(engine) == []
 
 
-def test_docker_shares_the_podman_class() -> None:
-    docker = get_backend("docker")
-    assert docker.binary == "docker" and docker.uses_image and docker.isolated  # type: ignore[attr-defined]
-    if shutil.which("docker") is None:
-        assert docker.unavailable_reason() == "the 'docker' program is not installed"
+def _unmount_left_by(workspace: Path) -> None:
+    """Unmount what a killed root harness left for ``workspace`` (its tmpfs, both places)."""
+    table = [line.split() for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    devices = {fields[2] for fields in table if fields[4] == str(workspace)}
+    for fields in reversed(table):
+        if fields[2] in devices:
+            subprocess.run(["umount", "-l", fields[4]], check=False)
+
+
+_CRASHER = """
+import sys, time
+from pathlib import Path
+from toolproof.sandbox import ResourceLimits, get_backend
+with get_backend(sys.argv[1])(Path(sys.argv[2]), image=sys.argv[3]) as box:
+    box.exec("sleep 1000", limits=ResourceLimits(wall_s=900))
+"""
+
+
+def test_a_crashed_harness_s_container_is_swept_by_the_next(
+    engine: type[ContainerSandbox], workspace: Path
+) -> None:
+    harness = subprocess.Popen(
+        [sys.executable, "-c", _CRASHER, engine.binary, str(workspace), IMAGE],
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not _toolproof_containers(engine) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        (left,) = _toolproof_containers(engine)
+        assert f"-{harness.pid}-" in left
+    finally:
+        os.killpg(harness.pid, signal.SIGKILL)  # the harness crashes: nothing cleans up
+        harness.wait()
+        _unmount_left_by(workspace)
+    assert _toolproof_containers(engine) == [left]  # the container outlives its harness
+    with container_mod._LOCK:
+        container_mod._SWEPT.clear()
+    with engine(workspace, image=IMAGE):
+        pass
+    assert _toolproof_containers(engine) == []
+
+
+def test_docker_shares_the_container_class() -> None:
+    docker = _engine("docker")
+    assert docker.binary == "docker" and docker.uses_image and docker.isolated
+    assert docker.run_argv is _engine("podman").run_argv
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the rootful-engine guarantees need a root harness")
-def test_rootful_engine_runs_the_sandbox_user_held_like_bwrap(image: str, workspace: Path) -> None:
+def test_rootful_engine_runs_the_sandbox_user_held_like_bwrap(
+    engine: type[ContainerSandbox], workspace: Path
+) -> None:
     limits = ResourceLimits(workspace_mb=8, file_size_mb=None, wall_s=60)
-    with get_backend("podman")(workspace, limits, image=image) as box:
+    with engine(workspace, limits, image=IMAGE) as box:
         status = box.exec("id -u; cat /proc/self/status; : > mine")
         assert status.stdout.splitlines()[0] == str(SANDBOX_UID)
         assert "NoNewPrivs:\t1" in status.stdout and "Seccomp:\t2" in status.stdout
