@@ -1,38 +1,41 @@
-"""Start-up of the ``toolproof`` command against a bare ``python -c pass``.
+"""Start-up of the ``toolproof`` command, cold and warm, against the floor of its imports.
 
-Runs, interleaved round by round (pass, --help, list, run, pass, --help, ...), each
-command as a fresh process with the same interpreter and ``PYTHONPATH`` (the source
-tree of this checkout, as the ``toolproof`` console script would import it), and
-prints per command the median wall time with the 10th-90th percentile spread, the
-median CPU time (user + system of the child) and the ratio of medians to
-``python -c pass``. The machine's core count and load average are printed beside them.
+Runs, interleaved round by round (every command once per round, in turn), each command as
+a fresh process of the same interpreter with this checkout's sources on ``PYTHONPATH``
+(as the ``toolproof`` console script imports them), and prints per command the median wall
+time with its range, the median CPU time (user + system, the process and its children),
+and the ratios of medians to ``python -c pass`` and to the floor. The machine's cores and
+load average are printed with them.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_startup.py [--rounds 9]
+    .venv/bin/python benchmarks/bench_startup.py [--rounds 7]
 
-Target (issue #15): ``--help``, ``list`` and ``run`` of one tiny task each within 3x
-of ``python -c pass``. ``list`` and ``run`` are measured warm (the suite index, the
-plug-in cache and the bytecode written by the first round, which is left out, in a
-cache folder of its own); ``run`` runs one records-world task of ``core`` with the
-oracle agent, snapshots on (the default), into a fresh folder every time. The row
-``floor: a run's deps`` imports only the third-party and standard-library modules a run
-needs (``FLOOR``): no start-up of ``run`` can be below it without dropping one of them.
+*Warm* runs reuse toolproof's cache folder (``XDG_CACHE_HOME``: the suite index with the
+record of checked suites, the plug-in cache, the kept text of ``list``), written by the
+round before; *cold* runs get an empty cache folder every time, so ``list`` loads every
+built-in suite and ``run`` loads and checks all of ``core`` before its one task. Python's
+bytecode (``__pycache__``) is kept in both: it is written when the package is installed, so
+a user's first run has it too. ``run`` runs the core task ``stock-sum`` once with the oracle
+agent at the defaults (snapshots on) into a fresh folder.
+
+The row ``floor: a run's deps`` imports only the third-party and standard-library modules a
+run needs (``FLOOR``): no start-up of ``run`` can be below it without dropping one of them.
+
+Targets: issue #15, ``--help`` and a warm ``list`` within 3x of ``python -c pass``;
+issue #34, a warm ``run`` of one tiny task within 2x of the floor.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _common import Load, ProcessRun, bench_env, interleave, median, run_process, spread
+
 TINY_TASK = "stock-sum"
 FLOOR = (
     "import asyncio, json, sqlite3, click, jsonschema, rich.console, yaml; "
@@ -42,102 +45,72 @@ FLOOR = (
 dependencies (asyncio for the engine, SQLite for the store, click, pydantic for the task and
 record models, PyYAML for task files, jsonschema for tool arguments, rich for the console):
 imported alone, they are the floor under ``run``'s start-up."""
+ENTRY = [sys.executable, "-c", "import sys; from toolproof.cli import main; sys.exit(main())"]
 
 
-def _commands(tmp: Path, tag: str = "") -> dict[str, list[str]]:
-    entry = [sys.executable, "-c", "from toolproof.cli import main; main()"]
-    commands = {
-        "toolproof --help": [*entry, "--help"],
-        "toolproof list": [*entry, "list"],
-        "toolproof run (1 task)": [
-            *entry,
-            "run",
-            "core",
-            "--agent",
-            "oracle",
-            "--task",
-            TINY_TASK,
-            "--quiet",
-            "--out",
-            str(tmp / f"run{tag}-{{n}}"),
-        ],
+def _setups(tmp: Path) -> dict[str, Callable[[int], ProcessRun]]:
+    warm_env = {**bench_env(), "XDG_CACHE_HOME": str(tmp / "warm-cache")}
+    warm_env.pop("TOOLPROOF_NO_INDEX", None)
+
+    def cold_env(n: int, name: str) -> dict[str, str]:
+        return {**warm_env, "XDG_CACHE_HOME": str(tmp / f"cold-{name}-{n}")}
+
+    def command(argv: list[str], cold: str = "") -> Callable[[int], ProcessRun]:
+        def setup(n: int) -> ProcessRun:
+            args = [part.replace("{n}", f"{cold or 'warm'}-{n}") for part in argv]
+            run = run_process(args, cold_env(n, cold) if cold else warm_env)
+            if run.returncode != 0:
+                sys.exit(f"{' '.join(args)} failed ({run.returncode}): {run.stderr[-800:]}")
+            return run
+
+        return setup
+
+    run = ["run", "core", "--agent", "oracle", "--task", TINY_TASK, "--quiet"]
+    out = ["--out", str(tmp / "runs" / "run-{n}")]
+    return {
+        "python -c pass": command([sys.executable, "-c", "pass"]),
+        "floor: a run's deps": command([sys.executable, "-c", FLOOR]),
+        "toolproof --help": command([*ENTRY, "--help"]),
+        "toolproof run --help": command([*ENTRY, "run", "--help"]),
+        "toolproof list, warm": command([*ENTRY, "list"]),
+        "toolproof list, cold": command([*ENTRY, "list"], cold="list"),
+        "toolproof run (1 task), warm": command([*ENTRY, *run, *out]),
+        "toolproof run (1 task), cold": command([*ENTRY, *run, *out], cold="run"),
     }
-    return {f"{tag}{name}": argv for name, argv in commands.items()}
-
-
-def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system of the child) of one run of ``argv``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-800:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
-
-
-def _spread(values: list[float]) -> str:
-    ordered = sorted(values)
-    lo = ordered[int(0.1 * (len(ordered) - 1))]
-    hi = ordered[round(0.9 * (len(ordered) - 1))]
-    return f"{lo * 1000:.0f}-{hi * 1000:.0f}"
 
 
 def main() -> None:
     """Run the rounds and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (>= 5)")
-    parser.add_argument(
-        "--baseline-src",
-        type=Path,
-        help="also time another checkout's src folder (e.g. an export of main), interleaved",
-    )
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 3)")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    # An installed package has its bytecode (pip compiles it); a development shell that sets
-    # PYTHONDONTWRITEBYTECODE would make every start compile toolproof's sources again.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.pop("TOOLPROOF_NO_INDEX", None)
-    walls: dict[str, list[float]] = {}
-    cpus: dict[str, list[float]] = {}
-    loads = [os.getloadavg()[0]]
+    load = Load()
     with tempfile.TemporaryDirectory() as tmp:
-        env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # its own caches, warmed by round 0
-        runs = [("python -c pass", [sys.executable, "-c", "pass"], env)]
-        runs.append(("floor: a run's deps", [sys.executable, "-c", FLOOR], env))
-        runs += [(name, argv, env) for name, argv in _commands(Path(tmp)).items()]
-        if args.baseline_src is not None:
-            other = {
-                **env,
-                "PYTHONPATH": str(args.baseline_src.resolve()),
-                "XDG_CACHE_HOME": str(Path(tmp) / "cache-baseline"),
-            }
-            runs += [(n, a, other) for n, a in _commands(Path(tmp), "baseline: ").items()]
-        for n in range(args.rounds + 1):  # round 0 warms caches (the suite index, .pyc files)
-            for name, argv, run_env in runs:
-                argv = [part.replace("{n}", str(n)) for part in argv]
-                wall, cpu = _timed(argv, run_env)
-                if n:
-                    walls.setdefault(name, []).append(wall)
-                    cpus.setdefault(name, []).append(cpu)
-            loads.append(os.getloadavg()[0])
-    base = statistics.median(walls["python -c pass"])
-    base_cpu = statistics.median(cpus["python -c pass"])
+        setups = _setups(Path(tmp))
+        interleave(setups, 1)  # round 0 warms the warm cache folder and the page cache
+        runs = interleave(setups, args.rounds, load, first=1)
+    print(load.line())
     print(
-        f"{os.cpu_count()} cores, load average {min(loads):.2f}-{max(loads):.2f} "
-        f"(1 min) while measuring, {args.rounds} interleaved rounds, {sys.version.split()[0]}"
+        f"{args.rounds} interleaved rounds; warm: toolproof's caches kept from the round "
+        "before; cold: an empty cache folder; Python's __pycache__ kept in both"
     )
-    print(f"{'command':<24} {'wall median':>12} {'p10-p90 ms':>12} {'CPU median':>11} {'ratio':>7}")
-    for name in walls:
-        wall = statistics.median(walls[name])
-        cpu = statistics.median(cpus[name])
+    base = median([r.wall_s for r in runs["python -c pass"]])
+    base_cpu = median([r.cpu_s for r in runs["python -c pass"]])
+    floor = median([r.wall_s for r in runs["floor: a run's deps"]])
+    floor_cpu = median([r.cpu_s for r in runs["floor: a run's deps"]])
+    print(
+        f"{'command':<30} {'wall ms median (range)':>24} {'CPU ms median (range)':>24} "
+        f"{'x pass':>7} {'x floor':>8} {'CPU x floor':>11}"
+    )
+    for name, rows in runs.items():
+        wall = median([r.wall_s for r in rows])
+        cpu = median([r.cpu_s for r in rows])
         print(
-            f"{name:<24} {wall * 1000:>9.1f} ms {_spread(walls[name]):>12} "
-            f"{cpu * 1000:>8.1f} ms {wall / base:>6.2f}x"
-            + (f"  (CPU {cpu / base_cpu:.2f}x)" if base_cpu > 0 else "")
+            f"{name:<30} {spread([r.wall_s for r in rows], '.0f', 1000):>24} "
+            f"{spread([r.cpu_s for r in rows], '.0f', 1000):>24} {wall / base:>6.2f}x "
+            f"{wall / floor:>7.2f}x {cpu / floor_cpu if floor_cpu else float('nan'):>10.2f}x"
         )
+    print(f"(python -c pass: {base * 1000:.0f} ms wall, {base_cpu * 1000:.0f} ms CPU)")
 
 
 if __name__ == "__main__":

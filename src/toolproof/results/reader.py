@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._format import (
     DB_NAME,
@@ -27,7 +27,9 @@ from ._format import (
     unreadable,
 )
 from .indexes import search_count, search_current
-from .record import EpisodeRecord
+
+if TYPE_CHECKING:
+    from .record import EpisodeRecord
 
 
 class DamagedRecord(RunDirError):
@@ -138,6 +140,8 @@ class RunReader:
             DamagedRecord: the line is missing, not UTF-8 or not a record (a lone surrogate
                 escape included).
         """
+        from .record import EpisodeRecord  # on first use: the rows alone need no models
+
         try:
             if offset is None or length is None:  # a schema-1 row: the trajectory is inline
                 return EpisodeRecord.model_validate_json(text)

@@ -20,7 +20,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ._catalog import RunCatalog
-from ._episode import load_episode, step_files
 from ._queries import QueryError, episode_page, parse_query
 
 
@@ -80,6 +79,8 @@ def episodes(request: Request) -> JSONResponse:
 
 def episode(request: Request) -> JSONResponse:
     """One episode, for the replay page."""
+    from ._episode import load_episode  # the record models load with the first episode
+
     path = run_path(request, request.path_params["run"])
     key = request.path_params["key"]
     view = load_episode(path, key)
@@ -90,6 +91,8 @@ def episode(request: Request) -> JSONResponse:
 
 def files(request: Request) -> JSONResponse:
     """File changes of one step."""
+    from ._episode import step_files
+
     path = run_path(request, request.path_params["run"])
     key, index = request.path_params["key"], request.path_params["index"]
     view = step_files(path, key, index)

@@ -12,7 +12,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from toolproof.metrics.compare import compare_runs
 from toolproof.results import RunReader
 
 from ._overview import prop, stamp_of
@@ -53,6 +52,8 @@ def _success(counts: dict[str, list[int]]) -> dict[str, Any]:
 
 def compare_view(a_dir: Path, b_dir: Path) -> dict[str, Any]:
     """Everything the compare page shows, JSON-ready."""
+    from toolproof.metrics.compare import compare_runs
+
     comparison = compare_runs(a_dir, b_dir, allow_mismatch=True).to_dict()
     for name in ("regressions", "improvements"):
         comparison[f"{name}_total"] = len(comparison[name])

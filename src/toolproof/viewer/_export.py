@@ -22,12 +22,12 @@ from starlette.requests import Request
 from starlette.responses import FileResponse
 from starlette.routing import Route
 
-from toolproof.export import FORMATS, ExportError, default_name, export_run
-
 from ._api import ApiError, run_path
 
 
 def _write(run_dir: Path, fmt: str) -> Path:
+    from toolproof.export import export_run
+
     handle, name = tempfile.mkstemp(prefix="toolproof-export-")
     path = Path(name)
     try:
@@ -51,6 +51,10 @@ async def download(request: Request) -> FileResponse:
         ApiError: 404 for an unknown run or format; 501 when the format needs a package
             that is not installed (the message names the extra).
     """
+    # The exporters load on the first download, not at the viewer's start (the first page
+    # needs none of them).
+    from toolproof.export import FORMATS, ExportError, default_name
+
     run_dir = run_path(request, request.path_params["run"])
     fmt = request.path_params["format"]
     if fmt not in FORMATS:

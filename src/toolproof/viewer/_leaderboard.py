@@ -6,18 +6,22 @@ three show one ranking. Runs that cannot be ranked together get the reasons, as 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from toolproof.metrics._board_text import context
-from toolproof.metrics.leaderboard import Leaderboard, LeaderboardMismatch, leaderboard
-
 from ._api import ApiError, catalog, run_path
 from ._pages import render
 
+if TYPE_CHECKING:
+    from toolproof.metrics.leaderboard import Leaderboard
+
 
 def _board(request: Request) -> tuple[list[str], Leaderboard]:
+    from toolproof.metrics.leaderboard import LeaderboardMismatch, leaderboard
+
     ids = request.query_params.getlist("run") or list(catalog(request).runs())
     if not ids:
         raise ApiError(404, f"no run in {catalog(request).root} to rank")
@@ -30,6 +34,8 @@ def _board(request: Request) -> tuple[list[str], Leaderboard]:
 
 def leaderboard_page(request: Request) -> HTMLResponse:
     """The ranked runs, their confidence intervals, spend and adjacent pairwise tests."""
+    from toolproof.metrics._board_text import context
+
     ids, board = _board(request)
     return render(
         "leaderboard.html.j2",

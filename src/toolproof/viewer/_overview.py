@@ -17,8 +17,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from toolproof.metrics import percentile, proportion
-from toolproof.metrics.failures import infra_banner, recorded_error
 from toolproof.results import DB_NAME, SUMMARY, RunReader
 
 _KNOWN = {
@@ -43,6 +41,8 @@ _MAX_EXTRAS = 200
 
 def prop(successes: int, n: int) -> dict[str, Any]:
     """A success rate with its 95% Wilson interval, as JSON."""
+    from toolproof.metrics import proportion  # metrics load on first use (_server.warm)
+
     return proportion(successes, n).to_dict()
 
 
@@ -151,6 +151,8 @@ def extras(summary: dict[str, Any]) -> list[list[Any]]:
 
 def histogram(values: Iterable[float], bins: int = 20) -> dict[str, Any]:
     """Equal-width bins over the values: edges and counts, plus median and p95."""
+    from toolproof.metrics import percentile
+
     data = sorted(float(v) for v in values if v is not None and v == v)  # v == v: not NaN
     if not data:
         return {"edges": [], "counts": [], "median": None, "p95": None, "n": 0, "discrete": False}
@@ -282,6 +284,8 @@ class OverviewCache:
 
 
 def _first_infra_error(reader: RunReader) -> str | None:
+    from toolproof.metrics.failures import recorded_error
+
     for row in reader.rows(where="termination = 'infra_error'", limit=5):
         record = reader.record(row["key"])
         error = None if record is None else recorded_error(record)
@@ -297,6 +301,8 @@ def overview(run_dir: Path) -> dict[str, Any]:
     is true while the run has no summary.json or is incomplete, and the page
     polls until it is not.
     """
+    from toolproof.metrics.failures import infra_banner
+
     with RunReader(run_dir) as reader:
         summary = reader.summary() or {}
         meta = reader.meta()
