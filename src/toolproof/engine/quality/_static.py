@@ -11,7 +11,7 @@ from collections.abc import Callable
 from toolproof.scoring.checks.answer import candidates
 from toolproof.scoring.roles import check_name
 from toolproof.spec import AnswerCheck, OutputCheck, Suite, Task, TaskInstance, render
-from toolproof.spec.answer import answer_problems
+from toolproof.spec.answer import answer_problems, part
 
 from ._rules import FIXED_FACTS, MARKER, Finding
 
@@ -233,6 +233,35 @@ def _world_text(instance: TaskInstance) -> str:
     return "\n".join(parts)
 
 
+def _has_rivals(check: AnswerCheck, world: str, others: tuple[object, ...] = ()) -> bool:
+    """Whether ``world`` holds a value of the answer's type other than the expected one.
+
+    A short-text or option answer always has rivals (the loose rule wants the whole message
+    to be the value; the declared options are the rivals). An object answer has them when
+    one of its properties does, not counting another property's expected value (the loose
+    reading does not count it as a rival either: latitude beside longitude); a computed
+    count beside a file name from a set has no rival in the world, and needs none.
+    """
+    kind = check.answer_kind
+    if kind in ("text", "option"):
+        return True
+    if kind == "object":
+        values = tuple(
+            v
+            for value in check.expected.values()
+            for v in (value if isinstance(value, list) else [value])
+        )
+        return any(
+            _has_rivals(part(check, name), world, values) for name in check.type["properties"]
+        )
+    expected = check.expected if isinstance(check.expected, list) else [check.expected]
+    known = [*expected, *others]
+    return any(
+        all(str(c.value).lower() != str(e).lower() and c.value != e for e in known)
+        for c in candidates(check, world)
+    )
+
+
 def judge_answer_type(instances: list[TaskInstance]) -> list[Finding]:
     """A typed answer must be valid, and rivals of it must exist for the loose rule.
 
@@ -243,7 +272,8 @@ def judge_answer_type(instances: list[TaskInstance]) -> list[Finding]:
     answer's type other than the expected one: otherwise no free-text answer could name a
     rival, and ``pass@loose`` would only test that a value was named. Exempt: a
     short-text answer (the loose rule wants the whole message to be the value) and an
-    option answer, whose declared options are the rivals.
+    option answer, whose declared options are the rivals; an object answer needs rivals
+    for one of its properties (:func:`_has_rivals`).
     """
     if not instances:
         return []
@@ -273,15 +303,7 @@ def judge_answer_type(instances: list[TaskInstance]) -> list[Finding]:
                         f"declared type: {'; '.join(problems)}",
                     )
                 )
-        if check.answer_kind in ("text", "option"):
-            rivals = True
-            continue
-        expected = check.expected if isinstance(check.expected, list) else [check.expected]
-        found = candidates(check, _world_text(instance))
-        if any(
-            all(str(c.value).lower() != str(e).lower() and c.value != e for e in expected)
-            for c in found
-        ):
+        if _has_rivals(check, _world_text(instance)):
             rivals = True
     if not rivals:
         findings.append(
