@@ -8,9 +8,10 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if command -v apt-get >/dev/null 2>&1; then
   # bubblewrap: the default sandbox; podman + runc + catatonit: the container backend;
+  # docker.io: a Docker daemon for the docker backend (started below);
   # chromium: browser tests of the viewer and the HTML report; git: repositories in
   # workspaces; nodejs + npm only where missing: the lint suite's pinned ESLint.
-  packages="bubblewrap podman runc catatonit chromium git"
+  packages="bubblewrap podman runc catatonit docker.io chromium git"
   command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
   # Another apt process (unattended-upgrades, a parallel job) may hold the lock: wait for it
   # (up to APT_LOCK_TIMEOUT seconds, default 300) instead of failing at once.
@@ -19,6 +20,23 @@ if command -v apt-get >/dev/null 2>&1; then
   apt_get update -qq
   # shellcheck disable=SC2086  # the package list is meant to split into words
   apt_get install -y -qq --no-install-recommends $packages >/dev/null
+fi
+
+# A Docker daemon for the docker backend's tests, when none answers and we are root: flags
+# that work inside a container (no bridge or iptables: containers get --network=none; vfs
+# storage; cgroupfs), its own data and exec roots, stopped when this script ends. Where it
+# cannot start, the docker tests skip and say why (tests/sandbox/test_container.py).
+if command -v dockerd >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && ! docker info >/dev/null 2>&1
+then
+  dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
+    --exec-opt native.cgroupdriver=cgroupfs --data-root /var/lib/toolproof-docker \
+    --exec-root /run/toolproof-docker --pidfile /run/toolproof-docker.pid \
+    >/tmp/toolproof-dockerd.log 2>&1 &
+  dockerd_pid=$!
+  trap 'kill "$dockerd_pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  docker info >/dev/null 2>&1 || { echo "dockerd did not answer; the docker tests skip:" >&2
+    tail -5 /tmp/toolproof-dockerd.log >&2; }
 fi
 
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
