@@ -29,7 +29,7 @@ from ._run_checks import (
     _warn_unisolated,
     _with_attack,
 )
-from ._run_exec import _execute, _finish, _store_overview
+from ._run_exec import _execute, _finish, _place, _store_overview
 from ._targets import task_file_target
 
 
@@ -91,7 +91,10 @@ from ._targets import task_file_target
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="Episodes in flight.",
+    help=(
+        "Episodes in flight. From 64, with more episodes than that to run, the run "
+        "chooses worker processes and the agent's loop itself where safe, and says so."
+    ),
 )
 @click.option(
     "--task",
@@ -142,11 +145,11 @@ from ._targets import task_file_target
     "--workers",
     type=click.IntRange(min=1),
     default=1,
-    show_default=True,
     help=(
         "Local executor: worker processes running episodes (every core: the number of "
         "cores). Pays off for runs of many fast episodes; each worker takes ~1-3 s to start. "
-        "--max-model-calls and --max-sandboxes are shared out between them."
+        "--max-model-calls and --max-sandboxes are shared out between them. Given, it wins "
+        "over the run's own choice (see --parallel).  [default: 1, or one per core]"
     ),
 )
 @click.option(
@@ -447,9 +450,18 @@ def run(
     if live_run is not None:
         config = config.model_copy(update={"live": live_run.info})
 
+    given_workers = ctx.get_parameter_source("workers") is click.core.ParameterSource.COMMANDLINE
+    config = _place(  # with many in flight: worker processes and the agent's loop, said
+        config,
+        loaded,
+        parallel=parallel,
+        executor=executor,
+        workers=workers if given_workers else None,
+        quiet=quiet,
+    )
     executor_options: dict[str, Any] = {"address": ray_address} if ray_address else {}
-    if workers > 1 and executor == "local":
-        executor_options["workers"] = workers
+    if given_workers and executor == "local":
+        executor_options["workers"] = workers  # wins over a placement
     runner = Runner(
         config,
         run_dir,

@@ -18,8 +18,43 @@ from ._live import live_egress
 from ._model import run_gateway
 
 if TYPE_CHECKING:
-    from toolproof.engine import Runner
+    from toolproof.engine import RunConfig, Runner
     from toolproof.live import LiveRun
+    from toolproof.spec import Suite
+
+
+def _place(
+    config: RunConfig,
+    suite: Suite,
+    *,
+    parallel: int,
+    executor: str,
+    workers: int | None,
+    quiet: bool,
+) -> RunConfig:
+    """The run's placement (``engine/_placement.py``): with many episodes in flight and no
+    ``--workers``, worker processes and the agent's loop chosen by the run, said in one line
+    and recorded in its config. A resume keeps what the run recorded; ``workers`` (an
+    explicit ``--workers``) wins over a recorded or chosen number of processes."""
+    from toolproof.engine import plan
+    from toolproof.engine._placement import choose_placement, describe
+
+    placement = config.placement
+    if placement is None:
+        placement = choose_placement(
+            config,
+            planned=len(plan(config, suite)),
+            parallel=parallel,
+            executor=executor,
+            workers_given=workers is not None,
+        )
+    elif workers is not None and placement.workers != 1:  # --workers on a resume wins
+        placement = placement.model_copy(update={"workers": 1})
+    if placement is not None and placement.workers == 1 and placement.loop is None:
+        placement = None
+    if placement is not None and not quiet:
+        click.echo(describe(placement), err=True)
+    return config.model_copy(update={"placement": placement})
 
 
 def _store_overview(run_dir: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,9 +35,12 @@ from toolproof.tools.toolkits.shell import backend_name, offers_commands
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import BlobStore
 
+from ._placement import HARNESS_LOOP_MARK, withdrawable
 from .config import RunConfig
 from .episode import EpisodeOptions, run_episode
 from .side_models import SideModels
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -98,9 +102,16 @@ class Worker:
     def __init__(self, config: RunConfig, run_dir: Path | None, suite: Suite | None = None) -> None:
         self.config = config
         self.suite = suite or load_suite(config.suite, allow_drift=config.allow_drift)
-        self.factory: AgentFactory = build_agent(
-            parse_agent_spec(config.agent, config.agent_options)
-        )
+        options = config.agent_options
+        chosen = config.placement is not None and config.placement.loop == "harness"
+        if chosen and "loop" not in options:  # chosen by the run (_placement), not asked for
+            options = {**options, "loop": "harness"}
+        self.factory: AgentFactory = build_agent(parse_agent_spec(config.agent, options))
+        self._chosen_loop: AgentFactory | None = None
+        if chosen:
+            self.factory = self._chosen_loop = withdrawable(
+                self.factory, lambda: self.factory is not self._chosen_loop
+            )
         blobs = BlobStore(run_dir / "blobs") if run_dir is not None and config.snapshots else None
         self.options = EpisodeOptions(
             agent_label=config.agent,
@@ -140,14 +151,20 @@ class Worker:
             self.options, fixtures_base=self.suite.task_file(job.task_id).parent
         )
         errors: list[str] = []
-        for attempt in range(1, self.config.retries + 2):
-            trajectory, score = await run_episode(instance, self.factory, options)
+        attempt = 1
+        while True:
+            factory = self.factory
+            trajectory, score = await run_episode(instance, factory, options)
+            if factory is self._chosen_loop and _left_harness_loop(trajectory):
+                self._back_to_own_thread()
+                continue  # the episode again, where the agent would have run by default
             if (
                 trajectory.termination is not Termination.INFRA_ERROR
                 or attempt > self.config.retries
             ):
                 break
             errors.append(trajectory.error or "infra_error")
+            attempt += 1
         return EpisodeRecord(
             key=job.key,
             task=self.facts(instance),
@@ -160,6 +177,18 @@ class Worker:
             trajectory=trajectory,
             isolated=self.isolated(instance),
         )
+
+    def _back_to_own_thread(self) -> None:
+        """The agent the run put on the harness's loop blocked it or is not async: build it
+        as its options say (its own thread) for this episode and the rest of the run."""
+        if self.factory is self._chosen_loop:
+            config = self.config
+            self.factory = build_agent(parse_agent_spec(config.agent, config.agent_options))
+            _log.warning(
+                "the agent %s cannot run on the harness's event loop (it blocks or is not "
+                "async): back on its own thread for the rest of the run",
+                config.agent,
+            )
 
     def isolated(self, instance: TaskInstance) -> bool:
         """False when the episode's commands ran on the host without isolation (process)."""
@@ -241,3 +270,10 @@ class Worker:
             score=score,
             trajectory=trajectory,
         )
+
+
+def _left_harness_loop(trajectory: Trajectory) -> bool:
+    """An agent error of the harness's loop's guard (every one names the option)."""
+    return trajectory.termination is Termination.AGENT_ERROR and HARNESS_LOOP_MARK in (
+        trajectory.error or ""
+    )

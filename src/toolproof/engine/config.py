@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializationInfo, field_serializer, model_validator
 
@@ -31,6 +31,25 @@ def _draw_key(seed: int, task_id: str) -> str:
     """A task's place in the seeded order ``--sample`` cuts: a hash of seed and id, so the
     order does not depend on the Python process (no ``random`` state, no ``hash()``)."""
     return hashlib.sha256(f"{seed}\0{task_id}".encode()).hexdigest()
+
+
+class Placement(BaseModel):
+    """Where a run's episodes run when the run chose it itself (``engine/_placement.py``).
+
+    Recorded in the run's config so that a resume runs the same way; not part of the
+    run's identity (like ``--parallel``): the records and the summary are the same
+    whatever the placement.
+    """
+
+    workers: int = Field(1, ge=1, description="Worker processes of the local executor.")
+    loop: Literal["harness"] | None = Field(
+        None,
+        description=(
+            "'harness': a python: agent runs on the harness's event loop, as "
+            "`--agent-arg loop=harness` (back on its own thread for the rest of the run if "
+            "it blocks or is not async); None: where its options put it."
+        ),
+    )
 
 
 class RunConfig(BaseModel):
@@ -114,6 +133,14 @@ class RunConfig(BaseModel):
         ),
     )
 
+    placement: Placement | None = Field(
+        None,
+        description=(
+            "What a run at defaults chose for itself (worker processes, the agent's loop) "
+            "when many episodes are in flight; None: nothing chosen."
+        ),
+    )
+
     limit: int | None = Field(
         None,
         ge=1,
@@ -190,7 +217,14 @@ class RunConfig(BaseModel):
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a run to be resumed."""
         return self.model_dump(
-            exclude={"retries", "max_model_calls", "max_sandboxes", "env_cache", "side_models"}
+            exclude={
+                "retries",
+                "max_model_calls",
+                "max_sandboxes",
+                "env_cache",
+                "side_models",
+                "placement",
+            }
             | BUDGETS
         )
 

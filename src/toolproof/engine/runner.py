@@ -218,7 +218,14 @@ class Runner:
             executor = self._executor
             if executor is None:
                 assert worker is not None
-                options = {"parallel": self.parallel, "run_dir": self.run_dir}
+                options: dict[str, Any] = {"parallel": self.parallel, "run_dir": self.run_dir}
+                placement = self.config.placement
+                if (
+                    placement is not None
+                    and placement.workers > 1
+                    and self.executor_name == "local"
+                ):
+                    options["workers"] = placement.workers  # an explicit --workers wins
                 executor = make_executor(
                     self.executor_name, worker, {**options, **self.executor_options}
                 )
