@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, get_type_hints, overload
 
@@ -31,6 +31,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolImpl",
+    "offers_commands",
     "registry",
     "schema_from_function",
     "tool",
@@ -67,6 +68,8 @@ class Tool:
     schema: ToolSchema
     toolkit: str
     blocking: bool = False
+    runs_commands: bool = False
+    """The tool runs commands in the episode's sandbox (see :func:`offers_commands`)."""
     _validator: Draft202012Validator | None = None
 
     @property
@@ -173,6 +176,7 @@ def tool(
     name: str | None = None,
     toolkit: str | None = None,
     blocking: bool = False,
+    runs_commands: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -183,6 +187,7 @@ def tool(
     name: str | None = None,
     toolkit: str | None = None,
     blocking: bool = False,
+    runs_commands: bool = False,
 ) -> F | Callable[[F], F]:
     """Register a typed function as a tool.
 
@@ -192,6 +197,8 @@ def tool(
         name: Tool name; defaults to the function name.
         toolkit: Toolkit name; defaults to the last part of the module name.
         blocking: Run in a worker thread (for subprocesses and slow I/O).
+        runs_commands: It runs commands in the episode's sandbox: a run checks that the
+            sandbox can run them, and records whether they ran isolated.
 
     Raises:
         ValueError: a tool of that name is already registered.
@@ -206,7 +213,14 @@ def tool(
             )
         kit = toolkit or func.__module__.rsplit(".", 1)[-1]
         schema = schema_from_function(func, name=tool_name, kind=kind)
-        _REGISTRY[tool_name] = Tool(fn=func, schema=schema, toolkit=kit, blocking=blocking)
+        _REGISTRY[tool_name] = Tool(
+            fn=func, schema=schema, toolkit=kit, blocking=blocking, runs_commands=runs_commands
+        )
         return func
 
     return register(fn) if fn is not None else register
+
+
+def offers_commands(tools: Sequence[ToolImpl]) -> bool:
+    """Whether any of ``tools`` runs commands (declared by its toolkit: ``runs_commands``)."""
+    return any(isinstance(t, Tool) and t.runs_commands for t in tools)

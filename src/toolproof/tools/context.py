@@ -10,12 +10,15 @@ in when it opens an episode::
                           a :class:`UserLink`); the ``ask_user`` tool asks it
     RunsCommands          a per-episode extra (``world.extras``) whose commands the engine
                           kills at once when a run stops (the shell toolkit's sandbox)
+    @tool(runs_commands=True), offers_commands (base.py), command_backend
+                          whether a task's tools run commands, and with which backend
 
 So the engine knows no toolkit, and no toolkit knows the engine or the users layer.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,6 +52,25 @@ class RunsCommands(Protocol):
     def stop_commands(self) -> None:
         """Kill every command still running (best effort; safe to call twice)."""
         ...
+
+
+def command_backend(settings: SandboxSpec) -> str:
+    """The sandbox backend an episode's commands run with: the settings' own, else this
+    host's isolated default (probed once per process).
+
+    Raises:
+        SandboxError: None is named and bwrap cannot run here (the message says why).
+    """
+    return settings.backend or host_backend()
+
+
+@functools.cache
+def host_backend() -> str:
+    """``toolproof.sandbox.default_backend()`` once per process (bwrap; a SandboxError
+    where it cannot run); ``host_backend.cache_clear()`` probes again."""
+    from toolproof.sandbox import default_backend  # here: a run without commands never probes
+
+    return default_backend()
 
 
 @dataclass

@@ -21,12 +21,10 @@ either ends the episode with termination ``resource_limit``.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +33,14 @@ from toolproof.sandbox import (
     ResourceLimits,
     Sandbox,
     SandboxError,
-    default_backend,
     get_backend,
 )
 from toolproof.spec import SandboxSpec
 from toolproof.spec.sandbox import effective_sandbox
 from toolproof.trajectory import Termination, ToolKind
 
-from ..base import Tool, ToolContext, ToolError, ToolImpl, tool
+from ..base import ToolContext, ToolError, offers_commands, tool
+from ..context import command_backend, host_backend
 from ..policy import request_stop, requested_stop
 
 __all__ = ["SETTINGS_KEY", "EpisodeShell", "backend_name", "offers_commands", "settings_of"]
@@ -64,12 +62,6 @@ _LIMIT_TEXT = {
 }
 
 
-@functools.cache
-def _host_default() -> str:
-    """``default_backend()`` once per process (bwrap; a SandboxError where it cannot run)."""
-    return default_backend()
-
-
 def settings_of(ctx: ToolContext) -> SandboxSpec:
     """The episode's sandbox settings: set by the engine (``ctx.sandbox``, else
     ``scratch[SETTINGS_KEY]``), else the task's as ``effective_sandbox`` holds them (never
@@ -83,18 +75,11 @@ def settings_of(ctx: ToolContext) -> SandboxSpec:
     return effective_sandbox(None, None, task)
 
 
-def backend_name(settings: SandboxSpec) -> str:
-    """The backend commands run with: the settings' own, else this host's isolated default.
+backend_name = command_backend
+"""The backend commands run with (:func:`~toolproof.tools.context.command_backend`)."""
 
-    Raises:
-        SandboxError: None is named and bwrap cannot run here (the message says why).
-    """
-    return settings.backend or _host_default()
-
-
-def offers_commands(tools: Sequence[ToolImpl]) -> bool:
-    """Whether any of ``tools`` runs commands (a tool of this toolkit)."""
-    return any(isinstance(t, Tool) and t.toolkit == "shell" for t in tools)
+_host_default = host_backend
+"""The host's default backend, probed once per process (tests clear its cache)."""
 
 
 def _clip(text: str, budget: int, stream: str, output_id: str) -> str:
@@ -247,7 +232,7 @@ def _limit_error(
     return ToolError(message, kind="resource_limit")
 
 
-@tool(kind=ToolKind.WRITE, blocking=True)
+@tool(kind=ToolKind.WRITE, blocking=True, runs_commands=True)
 def run_command(ctx: ToolContext, command: str, timeout_s: int = 30) -> dict[str, Any]:
     """Run a shell command (/bin/sh -c) in /workspace, in a sandbox without network access.
 
@@ -302,7 +287,7 @@ def run_command(ctx: ToolContext, command: str, timeout_s: int = 30) -> dict[str
     }  # no duration: what the agent sees must not depend on the clock (it is in the Step)
 
 
-@tool(kind=ToolKind.READ)
+@tool(kind=ToolKind.READ, runs_commands=True)
 def read_output(
     ctx: ToolContext, output_id: str, offset: int = 0, limit: int = 2000, stream: str = "stdout"
 ) -> dict[str, Any]:
