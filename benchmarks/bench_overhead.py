@@ -1,44 +1,44 @@
-"""Harness overhead per step and per episode, against Inspect AI, measured in one run.
+"""Harness overhead per step against Inspect AI: the timed region and the whole process.
 
-Workload: the core task ``stock-sum`` — two inventory lookups at once, a
-calculator call, then the answer (3 model turns, 3 tool calls), scored — in
-three set-ups:
+Workload: the core task ``stock-sum``: two inventory lookups at once, a calculator call,
+then the answer (3 model turns), scored. Set-ups:
 
-* toolproof, in-process scripted agent (the oracle makes exactly these calls):
-  everything measured is harness;
-* toolproof, ``openai:`` adapter through the official SDK against the scripted
-  model server at zero latency: the harness overhead is the wall time minus the
-  time spent waiting on the model, which every step records (run sequentially so
-  the two add up);
-* Inspect AI, its ``mockllm`` model scripted to make the same calls, with a scorer
-  on the answer (``benchmarks/_inspect/stock_sum.py``), in its own virtual
-  environment.
+* **toolproof**: the ``toolproof run`` command at its defaults (snapshots on, the agent on
+  its own thread, whatever the run chooses by itself for ``--parallel``) with a ``python:``
+  agent that reads the conversation each turn (``benchmarks/_overhead_agent.py``), as
+  Inspect AI's model callable does: it counts its turns, reads the lookups' results to
+  write the calculation and reads the calculation for the answer;
+* **Inspect AI**: its ``mockllm`` model with a callable that reads the conversation and
+  makes the same calls, scored on the answer (``benchmarks/_inspect/stock_sum.py``), in the
+  Python given (default: this one, where ``inspect-ai`` is installed as an extra);
+* optionally (``--oracle``) toolproof's built-in oracle agent on the harness's loop, and
+  (``--openai``) the ``openai:`` adapter through the official SDK against the scripted model
+  server at zero latency (its harness share: the run's wall time minus the time waiting on
+  the model, which every step records; one episode in flight).
 
-Fairness: toolproof runs at its default settings (per-step snapshots on); both
-sides keep the same number of episodes in flight (``--parallel``, Inspect's
-``max_samples``); the set-ups run interleaved (A B C A B C ...) for ``--rounds``
-rounds at each of three sizes (n/4, n/2, n episodes), so load drifts hit all
-alike; every figure is a median over the rounds with its range, with CPU time
-(this process for toolproof, the eval process for Inspect AI) beside wall time;
-and the per-step *marginal* cost (the least-squares slope of time over steps across
-the three sizes: fixed set-up costs drop out) is printed beside the per-step average
-at n. The machine's core count and load are printed with the figures.
+Each set-up is a fresh process, measured twice: the **timed region** (``Runner.run`` for
+toolproof, the ``eval`` call for Inspect AI: the episodes, their scoring and storage) and the
+**whole process** (launch to exit: interpreter start, imports, loading the task, the run,
+writing results), wall and CPU time (user + system, worker processes included), with the
+peak resident memory of the process and of its largest child. Both sides keep the same
+number of episodes in flight (``--parallel``, Inspect's ``max_samples``). The set-ups run
+interleaved (A B A B ...) for ``--rounds`` rounds at each size of ``--sizes``; every figure
+is a median with the range of the rounds; with more than one size, the per-step *marginal*
+cost (the least-squares slope of timed wall time over steps: fixed costs drop out) is
+printed too. The machine's cores and load average are printed with the figures.
 
 Also times ``toolproof --help`` against ``inspect --help`` (interleaved, medians).
 
-    python benchmarks/bench_overhead.py [--episodes 200] [--rounds 5] [--inspect-python PATH]
+    python benchmarks/bench_overhead.py [--episodes 200] [--sizes 200] [--rounds 3]
+        [--parallel 64] [--inspect-python PATH] [--oracle] [--openai]
 
-Without ``--inspect-python`` a virtual environment with ``inspect-ai`` is made
-once under ``.cache/bench/`` (this needs the package registry).
+Target (issue #34): whole-process CPU per step at least 10x below Inspect AI's.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -46,62 +46,24 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from toolproof.engine import RunConfig, Runner
-from toolproof.results import RunReader
-from toolproof.spec import load_suite, resolve_suite_path
+from _common import (
+    Load,
+    ProcessRun,
+    bench_env,
+    interleave,
+    median,
+    run_cli,
+    run_process,
+    spread,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-INSPECT_SCRIPT = ROOT / "benchmarks" / "_inspect" / "stock_sum.py"
-
-
-def inspect_python(given: str | None) -> Path:
-    """A Python with inspect-ai installed (made once under .cache/bench/ if not given)."""
-    if given:
-        return Path(given)
-    venv = ROOT / ".cache" / "bench" / "inspect-venv"
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print("making a virtual environment with inspect-ai (once) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "inspect-ai"], check=True)
-    return python
-
-
-def run_toolproof(
-    agent: str, options: dict[str, object], episodes: int, parallel: int
-) -> dict[str, float]:
-    """Run stock-sum ``episodes`` times at toolproof's defaults (snapshots on); return wall
-    and CPU time, steps, agent (model) time and episodes passed."""
-    suite = load_suite("core")
-    config = RunConfig(
-        suite=str(resolve_suite_path("core")),
-        agent=agent,
-        agent_options=options,
-        epochs=episodes,
-        tasks=["stock-sum"],
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        start, cpu_start = time.perf_counter(), time.process_time()
-        summary = asyncio.run(
-            Runner(config, Path(tmp) / "run", parallel=parallel, suite=suite).run()
-        )
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        steps = agent_s = 0.0
-        with RunReader(Path(tmp) / "run") as reader:
-            for record in reader.records():
-                steps += len(record.trajectory.steps)
-                agent_s += sum(s.agent_s for s in record.trajectory.steps)
-    return {
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "steps": steps,
-        "agent_s": agent_s,
-        "passed": summary["success"]["successes"],
-    }
-
-
+HERE = Path(__file__).resolve().parent
+INSPECT_SCRIPT = HERE / "_inspect" / "stock_sum.py"
+READER = "python:_overhead_agent:StockSumReader"
 SCRIPT = """\
 per_conversation: true
 replies:
@@ -110,8 +72,87 @@ replies:
       - {name: get_stock, arguments: {product_id: B}}
   - tool_calls:
       - {name: calculate, arguments: {expression: "15 + 27"}}
-  - content: A and B have 42 units together.
+  - tool_calls:
+      - {name: submit_answer, arguments: {answer: 42}}
 """
+
+
+def inspect_python(given: str | None) -> Path:
+    """A Python with inspect-ai: the one given, this one if it has it, else a virtual
+    environment made once under .cache/bench/ (this needs the package registry)."""
+    if given:
+        return Path(given)
+    probe = subprocess.run([sys.executable, "-c", "import inspect_ai"], capture_output=True)
+    if probe.returncode == 0:
+        return Path(sys.executable)
+    venv = HERE.parent / ".cache" / "bench" / "inspect-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print("making a virtual environment with inspect-ai (once) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "inspect-ai"], check=True)
+    return python
+
+
+def _steps_and_waits(run_dir: Path) -> tuple[int, float, int]:
+    """Steps, seconds waiting on the agent, and episodes passed, of a finished run."""
+    from toolproof.results import RunReader
+
+    steps, agent_s = 0, 0.0
+    with RunReader(run_dir) as reader:
+        for record in reader.records():
+            steps += len(record.trajectory.steps)
+            agent_s += sum(s.agent_s for s in record.trajectory.steps)
+        passed = int((reader.summary() or {})["success"]["successes"])
+    return steps, agent_s, passed
+
+
+def toolproof_run(
+    tmp: Path, agent: str, agent_args: list[str], size: int, parallel: int
+) -> Callable[[int], dict[str, Any]]:
+    """A set-up: ``toolproof run`` of stock-sum ``size`` times, at the defaults."""
+
+    def setup(n: int) -> dict[str, Any]:
+        run_dir = tmp / f"{agent.replace(':', '_')}-{size}-{n}"
+        args = ["run", "core", "--agent", agent, "--task", "stock-sum", "--epochs", str(size)]
+        args += ["--parallel", str(parallel), "--quiet", "--out", str(run_dir)]
+        for arg in agent_args:
+            args += ["--agent-arg", arg]
+        run = run_cli(args, bench_env(HERE), timed=True)
+        steps, agent_s, passed = _steps_and_waits(run_dir)
+        return _row(run, steps, passed, agent_s)
+
+    return setup
+
+
+def _row(run: ProcessRun, steps: int, passed: int, agent_s: float = 0.0) -> dict[str, Any]:
+    return {
+        "steps": steps,
+        "passed": passed,
+        "agent_s": agent_s,
+        "timed_wall_s": run.inside["timed_wall_s"],
+        "timed_cpu_s": run.inside["timed_cpu_s"],
+        "wall_s": run.wall_s,
+        "cpu_s": run.cpu_s,
+        "rss_mb": run.inside.get("self_rss_mb", run.max_rss_mb),
+        "children_rss_mb": run.inside.get("children_rss_mb", 0.0),
+    }
+
+
+def inspect_run(python: Path, size: int, parallel: int) -> Callable[[int], dict[str, Any]]:
+    """A set-up: Inspect AI's eval of the same workload, in a fresh process."""
+
+    def setup(n: int) -> dict[str, Any]:
+        run = run_process([str(python), str(INSPECT_SCRIPT), str(size), str(parallel)])
+        if run.returncode != 0:
+            sys.exit(f"Inspect AI failed ({run.returncode}): {run.stderr[-1500:]}")
+        result = json.loads(run.stdout.strip().splitlines()[-1])
+        run.inside = {"timed_wall_s": result["wall_s"], "timed_cpu_s": result["cpu_s"]}
+        row = _row(run, int(result["turns"]), int(result["passed"]))
+        row["rss_mb"] = run.max_rss_mb  # the eval process (Inspect AI starts no workers here)
+        return row
+
+    return setup
 
 
 def _free_port() -> int:
@@ -120,65 +161,35 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def scripted_openai(episodes: int) -> dict[str, float] | None:
-    """toolproof through the openai adapter against the scripted server (None if unavailable).
-
-    The server runs in its own process (``python -m toolproof.testing``), as a real
-    model endpoint would, so its work does not compete with the harness for the GIL.
-    """
+def start_scripted_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str] | None:
+    """The scripted model server in its own process, as a model endpoint would be."""
     try:
         import openai  # noqa: F401  (the adapter needs it)
     except ImportError:
         print("  (openai adapter run skipped: pip install 'toolproof[openai]')")
         return None
     port = _free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "script.yaml"
-        script.write_text(SCRIPT)
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "toolproof.testing",
-                "--script",
-                str(script),
-                "--port",
-                str(port),
-                "--quiet",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            base_url = f"http://127.0.0.1:{port}/v1"
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{base_url}/models", timeout=1):
-                        break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        print("  (openai adapter run skipped: the scripted server did not start)")
-                        return None
-                    time.sleep(0.1)
-            return run_toolproof(
-                "openai:scripted", {"base_url": base_url, "api_key": "test"}, episodes, 1
-            )
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-
-
-def inspect_run(python: Path, episodes: int, parallel: int) -> dict[str, float]:
-    """Inspect AI on the same workload (wall and CPU time of its ``eval`` call)."""
-    out = subprocess.run(
-        [str(python), str(INSPECT_SCRIPT), str(episodes), str(parallel)],
-        check=True,
-        capture_output=True,
-        text=True,
+    script = tmp / "script.yaml"
+    script.write_text(SCRIPT)
+    command = [sys.executable, "-m", "toolproof.testing", "--script", str(script)]
+    server = subprocess.Popen(
+        [*command, "--port", str(port), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=bench_env(),
     )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    base_url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=1):
+                return server, base_url
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.terminate()
+                print("  (openai adapter run skipped: the scripted server did not start)")
+                return None
+            time.sleep(0.1)
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -189,109 +200,119 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else float("nan")
 
 
-def spread(values: list[float]) -> str:
-    """Median and range, e.g. ``0.54 (0.50-0.61)``."""
-    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+LABELS = {
+    "toolproof": "toolproof, python: agent reading the conversation",
+    "oracle": "toolproof, built-in oracle",
+    "openai": "toolproof, openai SDK -> scripted server (harness share)",
+    "inspect": "Inspect AI, mockllm callable reading the conversation",
+}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=5)
+    """Run the rounds and print the tables."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=200, help="episodes at the main size")
+    parser.add_argument("--sizes", type=int, nargs="+", help="sizes (default: --episodes)")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--parallel", type=int, default=64, help="in flight, both sides")
     parser.add_argument("--inspect-python")
-    parser.add_argument(
-        "--no-inspect", action="store_true", help="toolproof's side only (no Inspect AI here)"
-    )
+    parser.add_argument("--no-inspect", action="store_true", help="toolproof's side only")
+    parser.add_argument("--oracle", action="store_true", help="also the built-in oracle")
+    parser.add_argument("--openai", action="store_true", help="also the openai adapter")
     args = parser.parse_args()
-    python = None if args.no_inspect else inspect_python(args.inspect_python)
     n, par = args.episodes, args.parallel
-    sizes = [max(4, n // 4), max(8, n // 2), n]
-    loads = [os.getloadavg()[0]]
+    sizes = sorted(set(args.sizes or [n]) | {n})
+    python = None if args.no_inspect else inspect_python(args.inspect_python)
+    load = Load()
+    rows: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        server = start_scripted_server(tmp) if args.openai else None
+        try:
+            for size in sizes:
+                setups: dict[str, Callable[[int], dict[str, Any]]] = {
+                    "toolproof": toolproof_run(tmp, READER, [], size, par)
+                }
+                if python is not None:
+                    setups["inspect"] = inspect_run(python, size, par)
+                if args.oracle:
+                    setups["oracle"] = toolproof_run(tmp, "oracle", [], size, par)
+                if server is not None and size == n:
+                    base = f"base_url={server[1]}"
+                    setups["openai"] = toolproof_run(
+                        tmp, "openai:scripted", [base, "api_key=test"], size, 1
+                    )
+                for name, results in interleave(setups, args.rounds, load).items():
+                    rows[(name, size)] = results
+        finally:
+            if server is not None:
+                server[0].terminate()
+                server[0].wait(timeout=30)
+    print(load.line())
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}; stock-sum at sizes {sizes}, {args.rounds} interleaved "
-        f"rounds, {par} in flight, toolproof with snapshots on (its default)"
+        f"stock-sum, {n} episodes, {par} in flight (openai: 1), {args.rounds} interleaved "
+        "rounds; toolproof at its defaults (snapshots on); median (range) over the rounds"
     )
-    # (set-up, size) -> per round: ms per step wall, ms per step CPU; and (steps, s) points
-    per_step: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    points: dict[str, list[tuple[float, float]]] = {}
-    passed: dict[str, str] = {}
-    have_http = True
-    for _ in range(args.rounds):
-        for size in sizes:
-            runs: dict[str, dict[str, float] | None] = {
-                "toolproof": run_toolproof("oracle", {}, size, par),
-                "inspect": None if python is None else inspect_run(python, size, par),
-            }
-            if have_http and size == n:
-                runs["openai"] = scripted_openai(size)
-                have_http = runs["openai"] is not None
-            for name, run in runs.items():
-                if run is None:
-                    continue
-                steps = run.get("steps") or run["turns"]
-                wall = run["wall_s"] - run.get("agent_s", 0.0)  # openai: the harness share
-                per_step.setdefault((name, size), []).append(
-                    (1000 * wall / steps, 1000 * run["cpu_s"] / steps)
-                )
-                points.setdefault(name, []).append((steps, wall))
-                passed[name] = f"{int(run['passed'])}/{size}"
-            loads.append(os.getloadavg()[0])
-    print(f"load average (1 min) while measuring: {min(loads):.2f}-{max(loads):.2f}")
-    labels = {
-        "toolproof": "toolproof, in-process scripted agent (all harness)",
-        "openai": "toolproof, openai SDK -> scripted server, harness share",
-        "inspect": "Inspect AI, mockllm (all harness)",
-    }
-    print(f"per step at n={n}: wall ms median (range), CPU ms median (range); marginal ms/step")
-    medians: dict[str, float] = {}
-    cpu_medians: dict[str, float] = {}
-    for name, label in labels.items():
-        rows = per_step.get((name, n))
-        if not rows:
+    print(
+        f"\n{'per step (ms)':<58} {'timed wall':>17} {'timed CPU':>17} {'process wall':>17} "
+        f"{'process CPU':>17} {'peak MB':>8} {'+child':>7} {'passed':>8}"
+    )
+    per_step: dict[str, dict[str, float]] = {}
+    for name, label in LABELS.items():
+        results = rows.get((name, n))
+        if not results:
             continue
-        walls, cpus = [r[0] for r in rows], [r[1] for r in rows]
-        medians[name] = statistics.median(walls)
-        cpu_medians[name] = statistics.median(cpus)
-        marginal = f"{1000 * slope(points[name]):.2f}" if name != "openai" else "(one size only)"
+
+        def ms(key: str, rs: list[dict[str, Any]] = results, of: str = name) -> list[float]:
+            # the openai set-up's harness share: its wall time less the model's
+            cut = "agent_s" if key == "timed_wall_s" and of == "openai" else None
+            return [1000 * (r[key] - (r[cut] if cut else 0.0)) / r["steps"] for r in rs]
+
+        keys = ("timed_wall_s", "timed_cpu_s", "wall_s", "cpu_s")
+        per_step[name] = {k: median(ms(k)) for k in keys}
         print(
-            f"  {label:<58} {spread(walls)}  CPU {spread(cpus)}  marginal {marginal}  "
-            f"passed {passed[name]}"
+            f"{label:<58} "
+            + " ".join(f"{spread(ms(k), '.2f'):>17}" for k in keys)
+            + f" {median([r['rss_mb'] for r in results]):>8.0f}"
+            + f" {median([r['children_rss_mb'] for r in results]):>7.0f}"
+            + f" {min(r['passed'] for r in results):>4}/{n}"
         )
-    if "inspect" in medians and "toolproof" in medians:
+    if len(sizes) > 1:
+        print("marginal wall ms per step (slope over sizes, timed region):")
+        for name, label in LABELS.items():
+            points = [
+                (r["steps"], r["timed_wall_s"]) for s in sizes for r in rows.get((name, s), [])
+            ]
+            if len({x for x, _ in points}) > 1:
+                print(f"  {label:<58} {1000 * slope(points):.2f}")
+    if "inspect" in per_step and "toolproof" in per_step:
+        theirs, ours = per_step["inspect"], per_step["toolproof"]
         print(
-            f"Inspect AI / toolproof per step (in-process agents): "
-            f"{medians['inspect'] / medians['toolproof']:.1f}x average, "
-            f"{slope(points['inspect']) / slope(points['toolproof']):.1f}x marginal, "
-            f"{cpu_medians['inspect'] / cpu_medians['toolproof']:.1f}x CPU"
+            "\nInspect AI / toolproof, CPU per step: "
+            f"timed region {theirs['timed_cpu_s'] / ours['timed_cpu_s']:.1f}x, "
+            f"whole process {theirs['cpu_s'] / ours['cpu_s']:.1f}x (target: at least 10x); "
+            f"wall per step: timed {theirs['timed_wall_s'] / ours['timed_wall_s']:.1f}x, "
+            f"whole process {theirs['wall_s'] / ours['wall_s']:.1f}x"
         )
-    if "inspect" in medians and "openai" in medians:
-        print(
-            f"Inspect AI / toolproof harness share through the OpenAI SDK: "
-            f"{medians['inspect'] / medians['openai']:.1f}x"
-        )
-    ours_cmd = [sys.executable, "-c", "from toolproof.cli import main; main()", "--help"]
-    ours, theirs = [], []
-    for _ in range(args.rounds):
-        ours.append(cli_time(ours_cmd, 1))
-        if python is not None:
-            theirs.append(cli_time([str(python.parent / "inspect"), "--help"], 1))
-    inspect_cli = f", Inspect AI {statistics.median(theirs):.3f}s" if theirs else ""
+    cli_times(python, args.rounds)
+
+
+def cli_times(python: Path | None, rounds: int) -> None:
+    """``toolproof --help`` against ``inspect --help``, interleaved."""
+    ours = [sys.executable, "-c", "import sys; from toolproof.cli import main; sys.exit(main())"]
+    setups: dict[str, Callable[[int], ProcessRun]] = {
+        "toolproof": lambda _: run_process([*ours, "--help"], bench_env())
+    }
+    inspect_cli = None if python is None else python.parent / "inspect"
+    if inspect_cli is not None and inspect_cli.exists():
+        setups["inspect"] = lambda _: run_process([str(inspect_cli), "--help"])
+    runs = interleave(setups, rounds)
     print(
-        f"CLI start-up (--help, interleaved, median of {args.rounds}): toolproof "
-        f"{statistics.median(ours):.3f}s{inspect_cli}"
+        "CLI start-up (--help, interleaved, wall ms median (range)): "
+        + ", ".join(
+            f"{name} {spread([r.wall_s for r in rs], '.0f', 1000)}" for name, rs in runs.items()
+        )
     )
-
-
-def cli_time(command: list[str], repeats: int = 5) -> float:
-    """Median wall time of a command, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":

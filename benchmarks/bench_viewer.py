@@ -1,17 +1,27 @@
 """Time to first page of ``toolproof view`` on a synthetic 20,000-episode run.
 
 Builds a run directory through :class:`toolproof.results.RunStore` (no engine, no
-agent: records are made up, deterministically), starts the viewer on a free
-loopback port and prints how long the run page and its first API page take.
+agent: records are made up, deterministically), then:
+
+* **from launch** (the headline): starts ``toolproof view RUNS --port P`` as a fresh
+  process, ``--launches`` times, and times from process launch to the port accepting, to the
+  run page's HTML, and to the first table row: the page's scripts and stylesheet and the
+  first page of episodes (``/api/runs/synthetic/episodes?limit=50``, what the page's
+  script asks for first) fetched as a browser would after the HTML; the viewer process's
+  CPU time until then (``/proc/PID/stat``) is printed beside the wall time;
+* in a thread (the viewer already up): the run page and its first API page, cold and
+  warm, the filters and search, one episode, and the overview without ``overview.json``.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_viewer.py [--episodes 20000] [--keep DIR] [--browser]
+    .venv/bin/python benchmarks/bench_viewer.py [--episodes 20000] [--launches 5] [--keep DIR]
+        [--browser]
 
-Targets (issue #15): the first page and the run overview under a second in headless
-Chromium with a cold viewer (``--browser``), filters and search under 100 ms. The run
-is finished as ``toolproof run`` finishes one: ``run.db``'s indexes and the stored
-overview (``overview.json``); the overview is also timed without that file.
+Targets: issue #34, the first table row within 1 s of launching ``toolproof view``;
+issue #15, the first page and the run overview under a second in headless Chromium with
+a cold viewer (``--browser``), filters and search under 100 ms. The run is finished as
+``toolproof run`` finishes one: ``run.db``'s indexes and the stored overview
+(``overview.json``); the overview is also timed without that file.
 """
 
 from __future__ import annotations
@@ -24,11 +34,15 @@ import random
 import shutil
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from _common import Load, bench_env, spread
 
 from toolproof.metrics import summarize
 from toolproof.results import EpisodeRecord, RunStore
@@ -206,6 +220,55 @@ def fetch(base: str, path: str) -> tuple[float, bytes]:
     return time.perf_counter() - started, body
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU time (user + system) of a running process so far, from ``/proc/PID/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def launch_to_first_row(runs: Path) -> dict[str, float]:
+    """Launch ``toolproof view`` and time it, as a person opening the run page would see
+    it: seconds to the open port, to the page's HTML and to the first table row, and the
+    viewer's CPU seconds until then."""
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    entry = "import sys; from toolproof.cli import main; sys.exit(main())"
+    command = [sys.executable, "-c", entry, "view", str(runs), "--port", str(port)]
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command, env=bench_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.perf_counter() - started > 120:
+                    raise RuntimeError("toolproof view did not start") from None
+                time.sleep(0.002)
+        port_s = time.perf_counter() - started
+        _, html = fetch(base, "/runs/synthetic")
+        page_s = time.perf_counter() - started
+        for asset in ("/static/app.css", "/static/app.js", "/static/charts.js", "/static/run.js"):
+            fetch(base, asset)
+        _, body = fetch(base, "/api/runs/synthetic/episodes?limit=50")
+        row_s = time.perf_counter() - started
+        cpu = _cpu_s(proc.pid)
+        if not json.loads(body)["rows"] or b"synthetic" not in html:
+            raise RuntimeError("the first page has no rows")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"port_s": port_s, "page_s": page_s, "row_s": row_s, "cpu_s": cpu}
+
+
 def browser_first_page(base: str) -> tuple[float, float] | None:
     """Seconds from navigation to the first table row, and to the overview (cards and
     charts) drawn, in headless Chromium; None without playwright or chromium."""
@@ -234,6 +297,7 @@ def main() -> None:
     """Build the run, start the viewer and print the time to first page."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--episodes", type=int, default=20_000)
+    parser.add_argument("--launches", type=int, default=5, help="launches of toolproof view")
     parser.add_argument("--keep", type=Path, help="Build the run in this folder and keep it.")
     parser.add_argument("--browser", action="store_true", help="Also time it in headless Chromium.")
     args = parser.parse_args()
@@ -244,7 +308,23 @@ def main() -> None:
         if not (run_dir / "run.db").exists():
             build_run(run_dir, args.episodes)
             print(f"built {args.episodes} episodes in {time.perf_counter() - started:.1f} s")
-        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (1 min)")
+        load = Load()
+        launches = []
+        for _ in range(args.launches):
+            launches.append(launch_to_first_row(runs))
+            load.sample()
+        print(load.line())
+        print(
+            f"toolproof view, from launch ({args.launches} launches, {args.episodes} episodes), "
+            "ms median (range):"
+        )
+        for key, label in (
+            ("port_s", "port open"),
+            ("page_s", "run page HTML"),
+            ("row_s", "first table row (page, its scripts, first rows)"),
+            ("cpu_s", "viewer CPU until the first row"),
+        ):
+            print(f"  {label:<48} {spread([r[key] for r in launches], '.0f', 1000)}")
         if args.browser:  # first, on a fresh viewer: nothing cached in memory yet
             with running_viewer(runs) as base:
                 took = browser_first_page(base)
