@@ -10,6 +10,9 @@ What counts: every import grimp finds in the source, at module top and inside fu
 (a deferred import is still a dependency: the circle is there, only later), except those
 under ``if TYPE_CHECKING:``, which never run. A package counts as the module of its
 ``__init__.py``.
+
+A second check keeps toolkit knowledge out of the engine: no engine module imports a
+toolkit's module (issue 35).
 """
 
 from __future__ import annotations
@@ -122,3 +125,29 @@ def test_the_check_finds_a_circle_and_names_its_modules() -> None:
     (cycle,) = _cycles(graph)
     assert cycle == ["pkg.a", "pkg.b", "pkg.c"]
     assert _path(graph, cycle) == "pkg.a:3 -> pkg.b\n    pkg.b:4 -> pkg.c\n    pkg.c:5 -> pkg.a"
+
+
+ENGINE_TOOLKIT_IMPORTS: dict[tuple[str, str], str] = {
+    # engine/_jobs.py belongs to helper 2 (issue 35's lean episode), who had it open when
+    # this check landed: its isolation fact should ask tools.base.offers_commands and
+    # tools.context.command_backend (the same functions) instead; delete this entry then.
+    ("toolproof.engine._jobs", "toolproof.tools.toolkits.shell"): "helper 2",
+}
+
+
+def test_the_engine_names_no_toolkit() -> None:
+    """What a toolkit needs from a run reaches it through ``ToolContext`` (tools/context.py);
+    the engine never imports a toolkit's module (the toolkit registry is fine)."""
+    graph = grimp.build_graph("toolproof", cache_dir=None, exclude_type_checking_imports=True)
+    engine = {"toolproof.engine", *graph.find_descendants("toolproof.engine")}
+    found = sorted(
+        (importer, imported)
+        for importer in engine
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if imported.startswith("toolproof.tools.toolkits.")
+        and (importer, imported) not in ENGINE_TOOLKIT_IMPORTS
+    )
+    assert not found, (
+        "the engine imports a toolkit (declare what the toolkit needs in "
+        f"tools/context.py and read it there): {found}"
+    )
