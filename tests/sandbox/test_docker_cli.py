@@ -117,6 +117,7 @@ def _forget_probes() -> None:
     with container_mod._LOCK:
         container_mod._PROBES.clear()
         container_mod._SWEPT.clear()
+        container_mod._IMAGES.clear()
 
 
 @pytest.fixture

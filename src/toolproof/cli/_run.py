@@ -167,7 +167,8 @@ from ._targets import task_file_target
     metavar="BACKEND",
     help=(
         "Sandbox backend of run_command for tasks that name none: bwrap, podman, docker, "
-        "or process (NOT isolated: needs --run-commands-on-host).  [default: bwrap]"
+        "container (podman, else docker), or process (NOT isolated: needs "
+        "--run-commands-on-host).  [default: bwrap]"
     ),
 )
 @click.option(

@@ -63,6 +63,7 @@ __all__ = ["ContainerSandbox", "PodmanSandbox", "owner_token", "swept_owner"]
 
 _PREFIX = "toolproof-"
 _SWEPT: set[tuple[str, str | None]] = set()
+_IMAGES: set[tuple[str, str | None, str]] = set()
 _PROBES: dict[tuple[str, str | None, str | None], EngineInfo] = {}
 _LOCK = threading.Lock()
 
@@ -181,8 +182,7 @@ class ContainerSandbox(Sandbox):
             check_image(self.image)
             for host in (self.bind_source, *self.ro_binds, *self.bind_origins.values()):
                 check_bind_source(str(host), self.info())
-            found = self._engine(["image", "inspect", "--format", "{{.Id}}", self.image])
-            if not found.strip():
+            if not self._image_found(self.image):
                 raise SandboxError(
                     f"image {self.image!r} is not in {self.binary}'s local image store; build "
                     f"or import it on this host first (e.g. `{self.binary} import ROOTFS.tar "
@@ -343,6 +343,18 @@ class ContainerSandbox(Sandbox):
         self._engine(["rm", *self.remove_flags, *names])
         with self._lock:
             self._containers.difference_update(names)
+
+    def _image_found(self, image: str) -> bool:
+        """Whether ``image`` is in the engine's local store (a found one is not asked again)."""
+        key = (self.binary, self.info().endpoint, image)
+        with _LOCK:
+            if key in _IMAGES:
+                return True
+        if not self._engine(["image", "inspect", "--format", "{{.Id}}", image]).strip():
+            return False
+        with _LOCK:
+            _IMAGES.add(key)
+        return True
 
     def _sweep(self) -> None:
         """Once per process and engine: remove containers whose harness process is gone."""

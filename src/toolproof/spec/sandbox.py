@@ -7,7 +7,7 @@ every task) and in a task file (the sandbox: the stronger of the two per field; 
 policy: both rule lists)::
 
     sandbox:
-      backend: bwrap          # bwrap | podman | docker (process: --run-commands-on-host)
+      backend: bwrap          # podman | docker | container (process: --run-commands-on-host)
       wall_s: 60              # one command at most (the agent may ask for less)
       command_time_s: 300     # all commands of an episode together
       workspace_mb: 100       # passing it ends the episode (resource_limit)
@@ -90,13 +90,17 @@ class SandboxSpec(BaseModel):
         None,
         pattern=r"^[a-z][a-z0-9_-]*$",
         description=(
-            "Sandbox backend: bwrap, podman or docker (isolated), or process (NOT isolated: "
-            "refused unless the run is given --run-commands-on-host). Default: the run's "
-            "--sandbox (bwrap)."
+            "Sandbox backend: bwrap, podman, docker or container (podman, else docker) "
+            "(isolated), or process (NOT isolated: refused unless the run is given "
+            "--run-commands-on-host). Default: the run's --sandbox (bwrap)."
         ),
     )
     image: str | None = Field(
-        None, description="Container image for the podman/docker backends, e.g. 'debian:12-slim'."
+        None,
+        description=(
+            "Container image for the podman/docker backends, e.g. 'localhost/toolproof-py:1': "
+            "built or imported on this host (it is never pulled)."
+        ),
     )
     wall_s: float | None = Field(
         None,
