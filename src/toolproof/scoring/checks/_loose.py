@@ -1,30 +1,36 @@
-"""The loose reading of a free-text answer to a task with a typed answer.
+"""The loose reading of a free-text answer to a task with a typed answer: fail closed.
 
 ``pass@strict`` needs the typed value handed in with ``submit_answer``. A final
-answer in free text is read here for ``pass@loose`` only, by construction rather
-than by guessing what the words commit to:
+answer in free text is read here for ``pass@loose`` only, from a general parse of
+the whole message rather than from a list of phrasings:
 
-* every **candidate of the answer's type** is taken from the whole message (every
-  number for a number answer, in digits or in words (``forty-two``: English up to the
-  thousands, small numbers in a few other languages, :mod:`._number_words`), every
-  date, every time, every option of the declared set, every match of an id
-  pattern), whatever frame or language surrounds it, and whether or not the value
-  came from a tool result;
-* it passes only when **exactly one** candidate value appears (it may be repeated)
-  and it is the expected one: any other candidate of the type is a rival;
-* and **no negation or hedge** stands next to it (``not 46``, ``46 is wrong``,
-  ``maybe 46``, ``no es 46``, ``nicht 46``).
+1. **Normalise** (:mod:`._normalise`): format characters (zero-width) are dropped,
+   digits of any script become ASCII, other numerals (``Ⅳ``, ``½``, ``四``) become
+   numbers, NFKC folds the rest, every dash is ``-``.
+2. **Read every candidate of the answer's type**, in any notation the parser knows:
+   numbers in digits (:mod:`._numbers`: grouping, decimal comma, exponent, ``k``) and
+   in words of several languages (:mod:`._number_words`), dates and times
+   (:mod:`._datetimes`), the options of an enum (case, spaces and dashes ignored:
+   ``sav 1`` is ``SAV-1``), the matches of an id pattern and their spacing variants.
+3. **Fail closed** on what it cannot classify but could carry a value of the type: a
+   digit run that reads two ways or has letters glued on (``1,23,456``, ``46x``,
+   ``4O2``), and, for a date or time answer, any number, number word or month name
+   left over once the dates and times are read (``6 Dec``, ``12/06``, ``10.30``).
+4. **Pass only when** exactly one distinct value appears (it may be repeated; a list
+   answer names each item once), it is the expected one, no rival of the type is
+   anywhere in the message (values from tool results included), and nothing takes it
+   back (:mod:`._markers`): no doubt or retraction anywhere in the message, and no
+   negation, bound, condition, alternative, deflection, question or bounding sign in
+   its sentence.
 
-So ``Total 46. Total 42.``, ``42 o quizás 46``, ``not 955.38 EUR``, an essay of
-figures and an answer followed by a dump of the tool results all fail, and so does
-``Booked at 09:00, 10:00 or 10:30``. A short string answer passes only when the
-whole message is that string. An object answer (a name and a number) is read property by
-property: each must be found exactly, with no rival of its own type.
+The cost of failing closed is a false negative on loose only, which a typed
+submission avoids. A short string answer passes only when the whole message is that
+string. An object answer (a name and a number) is read property by property: each
+must pass on its own; another property's value is no rival of it.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,74 +41,28 @@ import regex
 from toolproof.spec.answer import AnswerCheck, answer_kind, item_schema
 from toolproof.spec.answer import part as answer_part
 
+from ._datetimes import Found, dates, month_words, times
+from ._markers import CLAUSE, DOUBT, SIGNS_AFTER, SIGNS_BEFORE, sentence_of
+from ._normalise import normalise
 from ._number_words import number_words
-from ._text import numbers_in
+from ._numbers import digit_numbers
 
-_NEGATION = re.compile(
-    r"(?<![\w])(?:not|no|never|none|neither|nor|isn't|aren't|wasn't|weren't|doesn't|don't|"
-    r"didn't|cannot|can't|won't|wrong|incorrect|false|nicht|kein|keine|keinen|nie|niemals|"
-    r"falsch|pas|non|jamais|ni|faux|nunca|jam[aá]s|tampoco|nada|ning[uú]n|ninguna|nem|"
-    r"n[aã]o|nenhum|niet|geen|nooit|nie|mai|nessuno|невер\w*|не|нет|ні|nie)(?![\w])"
-    r"|(?:不是|不|没有|没|非|無|无|ない|아니)",
-    re.IGNORECASE,
-)
-"""Words that deny the value next to them, in the languages most often seen."""
+__all__ = ["Candidate", "LooseVerdict", "candidates", "loose_verdict"]
 
-_HEDGE = re.compile(
-    r"(?<![\w])(?:maybe|perhaps|possibly|probably|either|alternatively|unsure|uncertain|"
-    r"not\s+sure|not\s+certain|might\s+be|could\s+be|i\s+think|i\s+guess|roughly|about|"
-    r"approximately|around|or|quiz[aá]s|tal\s+vez|acaso|o|vielleicht|eventuell|oder|"
-    r"peut[-\s][eê]tre|ou|forse|oppure|talvez|misschien)(?![\w])"
-    r"|(?:也许|或者|或|可能|たぶん|または)",
-    re.IGNORECASE,
-)
-"""Words that offer the value as one possibility among others."""
+Candidate = Found
+"""One value of the answer's type found in the text, and where."""
 
-_SENTENCE = re.compile(r"[.;!?\n]\s|[\n\u3002\uff01\uff1f]")  # and the CJK full stops
-_BEFORE_WORDS = 6
-_AFTER_WORDS = 3
-_DATE_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-_MONTHS = {
-    name: index
-    for index, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_DATE_DMY = re.compile(rf"(?<!\w)(\d{{1,2}})\.?\s+({_MONTH})\.?,?\s+(\d{{4}})(?!\d)", re.I)
-_DATE_MDY = re.compile(
-    rf"(?<!\w)({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})(?!\d)", re.I
-)
-_DATE_SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
-_TIME = re.compile(
-    r"(?<![\d:])([01]?\d|2[0-3])[:h]([0-5]\d)(?::[0-5]\d)?\s*(am|pm|a\.m\.|p\.m\.)?(?![\d:])", re.I
-)
-_TIME_AMPM = re.compile(r"(?<![\d:.])(1[0-2]|0?[1-9])\s*(am|pm|a\.m\.|p\.m\.)(?!\w)", re.I)
 _PATTERN_TIMEOUT_S = 1.0
+_MAX_CHUNKS = 4000
+_SEPARATORS = r"[\s\-_./]*"
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """One value of the answer's type found in the text, and where."""
+class Unreadable:
+    """A token that could carry a value of the type but cannot be read as one."""
 
-    value: Any
-    start: int
-    end: int
+    what: str
+    value: Any = None
 
 
 @dataclass(frozen=True)
@@ -114,52 +74,7 @@ class LooseVerdict:
     candidates: tuple[str, ...] = ()
 
 
-def _valid_date(year: int, month: int, day: int) -> str | None:
-    try:
-        return _dt.date(year, month, day).isoformat()
-    except ValueError:
-        return None
-
-
-def _dates(text: str) -> Iterator[Candidate]:
-    for m in _DATE_ISO.finditer(text):
-        iso = _valid_date(int(m[1]), int(m[2]), int(m[3]))
-        if iso:
-            yield Candidate(iso, m.start(), m.end())
-    for m in _DATE_DMY.finditer(text):
-        iso = _valid_date(int(m[3]), _MONTHS[m[2].lower()], int(m[1]))
-        if iso:
-            yield Candidate(iso, m.start(), m.end())
-    for m in _DATE_MDY.finditer(text):
-        iso = _valid_date(int(m[3]), _MONTHS[m[1].lower()], int(m[2]))
-        if iso:
-            yield Candidate(iso, m.start(), m.end())
-    for m in _DATE_SLASH.finditer(text):  # ambiguous D/M or M/D: both readings are candidates
-        for month, day in {(int(m[1]), int(m[2])), (int(m[2]), int(m[1]))}:
-            iso = _valid_date(int(m[3]), month, day)
-            if iso:
-                yield Candidate(iso, m.start(), m.end())
-
-
-def _hour(hour: int, suffix: str | None) -> int:
-    if not suffix:
-        return hour
-    pm = suffix.lower().startswith("p")
-    return (hour % 12) + (12 if pm else 0)
-
-
-def _times(text: str) -> Iterator[Candidate]:
-    seen: set[int] = set()
-    for m in _TIME.finditer(text):
-        seen.add(m.start())
-        hour = _hour(int(m[1]), m[3])
-        yield Candidate(f"{hour:02d}:{int(m[2]):02d}", m.start(), m.end())
-    for m in _TIME_AMPM.finditer(text):
-        if m.start() not in seen:
-            yield Candidate(f"{_hour(int(m[1]), m[2]):02d}:00", m.start(), m.end())
-
-
-def _without(text: str, spans: list[tuple[int, int]]) -> str:
+def _without(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """The text with these spans blanked (so the digits of a date are not numbers)."""
     chars = list(text)
     for start, end in spans:
@@ -167,54 +82,146 @@ def _without(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-_NUMBER_AT = re.compile(
-    r"(?<![A-Za-z_\d.-])(?:-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+)(?![A-Za-z_\d])"
-)
+def _numbers(text: str, unit: str | None) -> tuple[list[Found], list[Unreadable]]:
+    """Numbers in digits and words; dates and times are other types (blanked)."""
+    plain = _without(text, [(c.start, c.end) for c in (*dates(text), *times(text))])
+    found: list[Found] = []
+    unreadable: list[Unreadable] = []
+    for token in digit_numbers(plain, unit):
+        if token.value is None:
+            unreadable.append(Unreadable(token.why))
+        else:
+            found.append(Found(token.value, token.start, token.end))
+    unsure: list[str] = []
+    found += [Found(v, s, e) for v, s, e in number_words(plain, unsure)]
+    unreadable += [Unreadable(f"{word!r} may be a number") for word in unsure]
+    return found, unreadable
 
 
-def _numbers(text: str) -> Iterator[Candidate]:
-    spans = [(c.start, c.end) for c in (*_dates(text), *_times(text))]
-    plain = _without(text, spans)
-    for m in _NUMBER_AT.finditer(plain):
-        values = numbers_in(m[0])
-        if values:
-            yield Candidate(values[0], m.start(), m.end())
-    for value, start, end in number_words(plain):  # "forty-two" is a number too
-        yield Candidate(value, start, end)
+def _leftovers(text: str, spans: Sequence[tuple[int, int]], kind: str) -> list[Unreadable]:
+    """What a date or time answer leaves unread: any number, number word or month name
+    outside the dates and times (``6 Dec``, ``12/06``, ``half past ten``)."""
+    rest = _without(text, spans)
+    out = [
+        Unreadable(f"{rest[t.start : t.end]!r} beside a {kind}", t.value)
+        for t in digit_numbers(rest)
+    ]
+    unsure: list[str] = []
+    out += [
+        Unreadable(f"{rest[s:e]!r} beside a {kind}", v) for v, s, e in number_words(rest, unsure)
+    ]
+    out += [Unreadable(f"{word!r} may be a number, beside a {kind}") for word in unsure]
+    if kind == "date":
+        out += [
+            Unreadable(f"the month {rest[m.start : m.end]!r} outside a date")
+            for m in month_words(rest)
+        ]
+    return out
 
 
-def _options(text: str, options: list[str], case_sensitive: bool) -> Iterator[Candidate]:
+def _option_pattern(option: str) -> str:
+    """An option with spaces, dashes, dots and underscores optional between its letters
+    and digits (``SAV-1``: ``sav1``, ``SAV 1``, ``sav_1``); other signs stay (``@``)."""
+    parts: list[str] = []
+    for ch in option.strip():
+        if ch.isalnum():
+            if parts and parts[-1] != _SEPARATORS:
+                parts.append(_SEPARATORS)
+            parts.append(re.escape(ch))
+        elif ch in " -_./":
+            if parts and parts[-1] != _SEPARATORS:
+                parts.append(_SEPARATORS)
+        else:
+            if parts and parts[-1] == _SEPARATORS:
+                parts.pop()
+            parts.append(re.escape(ch))
+    while parts and parts[-1] == _SEPARATORS:
+        parts.pop()
+    return "".join(parts) or re.escape(option)
+
+
+def _options(text: str, options: list[str], case_sensitive: bool) -> Iterator[Found]:
     flags = 0 if case_sensitive else re.IGNORECASE
+    taken: list[tuple[int, int]] = []
     for option in sorted(options, key=len, reverse=True):
-        word = re.escape(option.strip())
-        for m in re.finditer(rf"(?<![\w-]){word}(?![\w]|-\w)", text, flags):
-            yield Candidate(option, m.start(), m.end())
+        body = _option_pattern(option)
+        for m in re.finditer(rf"(?<![^\W_]){body}(?![^\W_])", text, flags):
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue  # inside a longer option already found
+            taken.append((m.start(), m.end()))
+            yield Found(option, m.start(), m.end())
 
 
-def _ids(text: str, pattern: str, case_sensitive: bool) -> Iterator[Candidate]:
+_CHUNK = re.compile(r"[^\W_]+")
+
+
+def _ids(text: str, pattern: str, case_sensitive: bool) -> Iterator[Found]:
+    """Matches of the id pattern, and spaced or dashed variants of one (``O 1003``,
+    ``o-1003``): a variant is read as the id it spells."""
     body = pattern.removeprefix("^").removesuffix("$")
     flags = 0 if case_sensitive else regex.IGNORECASE
-    compiled = regex.compile(rf"(?<![\w-])(?:{body})(?![\w])", flags)
+    compiled = regex.compile(rf"(?<![^\W_])(?:{body})(?![^\W_])", flags)
+    whole = regex.compile(rf"(?:{body})", flags)
+    taken: list[tuple[int, int]] = []
     for m in compiled.finditer(text, timeout=_PATTERN_TIMEOUT_S):
-        yield Candidate(m[0], m.start(), m.end())
+        taken.append((m.start(), m.end()))
+        yield Found(m[0], m.start(), m.end())
+    chunks = list(_CHUNK.finditer(text))[:_MAX_CHUNKS]
+    for i, first in enumerate(chunks):
+        for j in range(i, min(i + 3, len(chunks))):
+            if j > i:
+                gap = text[chunks[j - 1].end() : chunks[j].start()]
+                if len(gap) > 2 or regex.fullmatch(r"[\s\-_./#]+", gap) is None:
+                    break
+            start, end = first.start(), chunks[j].end()
+            if any(start < e and s < end for s, e in taken):
+                continue
+            form = _spelled_id(whole, [c[0] for c in chunks[i : j + 1]])
+            if form is not None:
+                taken.append((start, end))
+                yield Found(form, start, end)
 
 
-def candidates(check: AnswerCheck, text: str) -> list[Candidate]:
-    """Every value of the answer's type in ``text`` (list answers: of the item type)."""
+def _spelled_id(whole: regex.Pattern[str], parts: list[str]) -> str | None:
+    """The id these chunks spell with other spacing (``O 1003``, ``T7`` for ``T-7``)."""
+    joined = "".join(parts)
+    dashed = regex.sub(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])", "-", joined)
+    for form in (joined, "-".join(parts), "_".join(parts), dashed, dashed.replace("-", "_")):
+        if whole.fullmatch(form, timeout=_PATTERN_TIMEOUT_S):
+            return form
+    return None
+
+
+def _scan(
+    check: AnswerCheck, text: str, others: Sequence[Any]
+) -> tuple[list[Found], list[Unreadable]]:
+    """Every candidate of the answer's type (list answers: of the item type), and what
+    could carry one but cannot be read."""
     schema = item_schema(check.type)
     kind = answer_kind(schema)
     if kind == "number":
-        return list(_numbers(text))
-    if kind == "date":
-        return list(_dates(text))
-    if kind == "time":
-        return list(_times(text))
+        return _numbers(text, check.unit)
+    if kind in ("date", "time"):
+        found = list(dates(text) if kind == "date" else times(text))
+        other = list(times(text) if kind == "date" else dates(text))  # another type
+        spans = [(c.start, c.end) for c in (*found, *other)]
+        unread = [
+            u
+            for u in _leftovers(text, spans, kind)
+            if u.value is None or not any(_same(check, u.value, o) for o in others)
+        ]
+        return found, unread
     if kind == "option":
         options = [str(v) for v in schema["enum"]]
-        return list(_options(text, options, check.case_sensitive))
+        return list(_options(text, options, check.case_sensitive)), []
     if kind == "id":
-        return list(_ids(text, str(schema["pattern"]), check.case_sensitive))
-    return []
+        return list(_ids(text, str(schema["pattern"]), check.case_sensitive)), []
+    return [], []
+
+
+def candidates(check: AnswerCheck, text: str) -> list[Found]:
+    """Every value of the answer's type in ``text`` (list answers: of the item type)."""
+    return _scan(check, normalise(text), ())[0]
 
 
 def _key(check: AnswerCheck, value: Any) -> Any:
@@ -223,36 +230,34 @@ def _key(check: AnswerCheck, value: Any) -> Any:
     return value
 
 
-def _matches(check: AnswerCheck, found: Any, expected: Any) -> bool:
+def _same(check: AnswerCheck, found: Any, expected: Any) -> bool:
     if isinstance(expected, int | float) and isinstance(found, int | float):
         return abs(float(found) - float(expected)) <= max(check.tolerance, 1e-9)
+    if isinstance(expected, int | float) or isinstance(found, int | float):
+        return False
     return bool(_key(check, found) == _key(check, expected))
 
 
-def _denied(text: str, spot: Candidate) -> str | None:
-    """The negation or hedge next to this occurrence, if any (same sentence, nearby)."""
-    start = 0
-    for m in _SENTENCE.finditer(text, 0, spot.start):
-        start = m.end()
-    before = " ".join(text[start : spot.start].split()[-_BEFORE_WORDS:])
-    end = len(text)
-    found = _SENTENCE.search(text, spot.end)
-    if found is not None:
-        end = found.start()
-    after = " ".join(text[spot.end : end].split()[:_AFTER_WORDS])
-    for part in (before, after):
-        for rule in (_NEGATION, _HEDGE):
-            hit = rule.search(part)
-            if hit is not None:
-                return hit[0]
-    return None
+def _taken_back(text: str, spot: Found) -> str | None:
+    """What denies, bounds, asks or deflects this occurrence, if anything."""
+    before = text[: spot.start].rstrip()[-1:]
+    after = text[spot.end :].lstrip()[:1]
+    if before and before in SIGNS_BEFORE:
+        return before
+    if after and after in SIGNS_AFTER:
+        return after
+    sentence = sentence_of(text, spot.start, spot.end)
+    if sentence.rstrip().endswith(("?", "\uff1f")) or "¿" in sentence:
+        return "a question"
+    hit = CLAUSE.search(sentence)
+    return None if hit is None else hit[0]
 
 
 def _short_text(check: AnswerCheck, text: str) -> LooseVerdict:
     said = text.strip()
     for _ in range(3):  # quotes and a full stop around the value, in any order
         said = said.strip().strip("\"'`\u201c\u201d\u00ab\u00bb").rstrip(".!").strip()
-    want = str(check.expected)
+    want = normalise(str(check.expected))
     if _key(check, " ".join(said.split())) == _key(check, " ".join(want.split())):
         return LooseVerdict(True, f"the answer is exactly {want!r}", (said,))
     return LooseVerdict(
@@ -262,7 +267,7 @@ def _short_text(check: AnswerCheck, text: str) -> LooseVerdict:
 
 def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     """An object answer: each property read on its own over the whole text, every one of
-    them exactly its expected value with no rival of its type and no negation."""
+    them exactly its expected value with no rival of its type and nothing taking it back."""
     found: list[str] = []
     for name in check.type["properties"]:
         others = [  # another field's value is no rival of this one (latitude, longitude)
@@ -271,7 +276,7 @@ def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
             if k != name
             for v in (value if isinstance(value, list) else [value])
         ]
-        verdict = loose_verdict(answer_part(check, name), text, others)
+        verdict = _verdict(answer_part(check, name), text, others)
         found += [f"{name}={c}" for c in verdict.candidates]
         if not verdict.passed:
             return LooseVerdict(False, f"{name}: {verdict.detail}", tuple(found[:20]))
@@ -287,42 +292,64 @@ def loose_verdict(check: AnswerCheck, text: str, others: Sequence[Any] = ()) -> 
     """
     if not text.strip():
         return LooseVerdict(False, "no answer")
+    plain = normalise(text)
     kind = answer_kind(check.type)
     if kind == "text":
-        return _short_text(check, text)
+        return _short_text(check, plain)
     if kind == "object":
-        return _object_verdict(check, text)
+        return _object_verdict(check, plain)
+    return _verdict(check, plain, others)
+
+
+def _verdict(check: AnswerCheck, text: str, others: Sequence[Any]) -> LooseVerdict:
+    kind = answer_kind(check.type)
     try:
-        found = candidates(check, text)
+        found, unreadable = _scan(check, text, others)
     except TimeoutError:
         return LooseVerdict(False, "the id pattern could not be matched in time")
     shown = tuple(sorted({str(c.value) for c in found}))[:20]
+    if unreadable:
+        whats = "; ".join(u.what for u in unreadable[:3])
+        return LooseVerdict(False, f"cannot read (fail closed): {whats}", shown)
     if not found:
         return LooseVerdict(False, f"the answer names no {kind} value", shown)
     expected = check.expected if kind == "list" else [check.expected]
-    rivals = [
-        c for c in found if not any(_matches(check, c.value, e) for e in [*expected, *others])
-    ]
+    rivals = [c for c in found if not any(_same(check, c.value, e) for e in [*expected, *others])]
     if rivals:
-        return LooseVerdict(
-            False,
-            f"rival candidates of the answer's type: {', '.join(str(r.value) for r in rivals[:5])}",
-            shown,
-        )
-    missing = [e for e in expected if not any(_matches(check, c.value, e) for c in found)]
+        named = ", ".join(str(r.value) for r in rivals[:5])
+        return LooseVerdict(False, f"rival candidates of the answer's type: {named}", shown)
+    missing = [e for e in expected if not any(_same(check, c.value, e) for c in found)]
     if missing:
         return LooseVerdict(False, f"the answer lacks {', '.join(map(str, missing[:5]))}", shown)
-    if kind == "list" and check.comparison == "order":
-        firsts: list[Any] = []
-        for c in sorted(found, key=lambda c: c.start):
-            if not any(_matches(check, c.value, f) for f in firsts):
-                firsts.append(c.value)
-        if not all(_matches(check, f, e) for f, e in zip(firsts, expected, strict=False)):
-            return LooseVerdict(False, "the values are named in another order", shown)
-    for spot in found:
-        word = _denied(text, spot)
+    mine = [c for c in found if any(_same(check, c.value, e) for e in expected)]
+    if kind == "list":
+        named_twice = _repeated(check, mine, expected)
+        if named_twice is not None:
+            return LooseVerdict(False, f"{named_twice} is named more than once in the list", shown)
+        if check.comparison == "order":
+            order = [
+                next(e for e in expected if _same(check, c.value, e))
+                for c in sorted(mine, key=lambda c: c.start)
+            ]
+            if order != list(expected):
+                return LooseVerdict(False, "the values are named in another order", shown)
+    doubt = DOUBT.search(text)
+    if doubt is not None:
+        detail = f"the answer doubts or takes back what it says ({doubt[0]!r}: hedged)"
+        return LooseVerdict(False, detail, shown)
+    for spot in mine:
+        word = _taken_back(text, spot)
         if word is not None:
             return LooseVerdict(
-                False, f"{spot.value} is negated or hedged ({word!r} next to it)", shown
+                False, f"{spot.value} is negated, bounded or hedged ({word!r} with it)", shown
             )
     return LooseVerdict(True, "exactly the expected value, with no rival", shown)
+
+
+def _repeated(check: AnswerCheck, mine: list[Found], expected: Sequence[Any]) -> Any:
+    """The first expected item named more than once (a list names each item once)."""
+    for item in expected:
+        spots = {(c.start, c.end) for c in mine if _same(check, c.value, item)}
+        if len(spots) > 1:
+            return item
+    return None

@@ -3,8 +3,16 @@
 The strict reading is the value handed in with ``submit_answer`` (validated against
 the declared type when it was called, and again here), compared as declared. With
 no submission the check fails, and the free-text final answer is read for the
-loose score only (:mod:`._loose`): ``data["loose"]`` says whether it would pass. A
-dump is no answer there: one that pastes a tool result word for word, or names most
+loose score only (:mod:`._loose`): ``data["loose"]`` says whether it would pass.
+
+**One submission counts.** The first ``submit_answer`` call the gateway accepts ends
+the episode, and the gateway refuses every call after it. An agent that tries to
+hand in a second, different value (in the same turn or later) spreads its answer
+over two submissions: the check fails, strict and loose, whichever of them was
+right. A refused call before the accepted one (a string for a number, ``25:00``) is
+a correction, not a second answer; repeating the accepted value changes nothing.
+
+A dump is no answer there: one that pastes a tool result word for word, or names most
 of the world's values (``_commit.world_dump``), fails the loose reading too.
 :func:`toolproof.scoring.score.score_episode` grades the episode a second time with
 that reading, for ``Score.passed_loose``.
@@ -25,6 +33,7 @@ __all__ = [
     "PASTED_MIN_CHARS",
     "candidates",
     "evaluate",
+    "later_submissions",
     "loose_verdict",
     "pasted_output",
     "submission",
@@ -45,6 +54,31 @@ def submission(trajectory: Trajectory) -> Any:
     return _MISSING
 
 
+def later_submissions(trajectory: Trajectory) -> list[Any]:
+    """The ``answer`` of every ``submit_answer`` call after the accepted one (the gateway
+    refused them: the episode was over), in order."""
+    out: list[Any] = []
+    accepted = False
+    for call, outcome in trajectory.tool_calls():
+        if call.name != ANSWER_TOOL:
+            continue
+        if accepted:
+            out.append(call.arguments.get("answer", _MISSING))
+        elif outcome is not None and not outcome.is_error:
+            accepted = True
+    return out
+
+
+def _second_answer(spec: AnswerCheck, value: Any, later: list[Any]) -> tuple[Any] | None:
+    """The first later submission that is not the accepted value again (as a 1-tuple: it
+    may be falsy or missing), or None."""
+    again = spec.model_copy(update={"expected": value})
+    for other in later:
+        if other is _MISSING or not same_answer(again, other):
+            return (other,)
+    return None
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) < 80 else text[:77] + "..."
@@ -57,8 +91,12 @@ def evaluate(spec: AnswerCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
     value = submission(ctx.trajectory)
     if value is not _MISSING:
         problems = answer_problems(spec.type, value)
-        ok = not problems and same_answer(spec, value)
+        second = _second_answer(spec, value, later_submissions(ctx.trajectory))
+        ok = not problems and same_answer(spec, value) and second is None
         why = "; ".join(problems) if problems else ("right" if ok else "wrong")
+        if second is not None:
+            tried = "no value" if second[0] is _MISSING else _shown(second[0])
+            why = f"one submission counts, and a second one tried {tried}"
         detail = f"submitted {_shown(value)}: {why} (expected {_shown(spec.expected)}"
         detail += f", compare {spec.comparison})"
         data = {"submitted": value, "strict": ok, "loose": ok}
