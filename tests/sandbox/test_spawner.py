@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import _spawner as spawner_module
 from toolproof.sandbox._cgroup import host_support
+from toolproof.sandbox._exec_helper import exec_helper
 from toolproof.sandbox._spawner import Spawner, SpawnerBroken, SpawnerLost
 from toolproof.spec import SandboxSpec, WorldSpec
 from toolproof.tools import ToolContext, ToolCrash, ToolGateway, load_builtin, registry
@@ -128,6 +130,34 @@ def test_the_command_runs_unprivileged_with_its_rlimits(box: Sandbox) -> None:
     # Seen from the host, the command's processes are the unprivileged sandbox user.
     assert box.exec("grep -E '^oom_score_adj' /proc/self/status; cat /proc/self/oom_score_adj")\
         .stdout.split()[-1] == "0"  # fmt: skip
+
+
+@pytest.mark.parametrize("helped", [True, False], ids=["exec helper", "forked"])
+def test_both_ways_of_starting_a_command_give_the_same_command(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, helped: bool
+) -> None:
+    """Through the exec helper (posix_spawn) or a fork with Python in the child."""
+    if get_backend("bwrap").unavailable_reason() is not None:
+        pytest.skip("bwrap unusable here")
+    if os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs a root harness with a writable cgroup")
+    if helped and exec_helper() is None:
+        pytest.skip("no exec helper here (no C compiler)")
+    if not helped:
+        monkeypatch.setattr(spawner_module, "exec_helper", lambda: None)
+    with get_backend("bwrap")(workspace, SMALL) as sandbox:
+        _warm(sandbox)
+        before = _spawner(sandbox).helped
+        script = (
+            "grep -E '^(Uid|Gid|Groups|CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
+            "cat /proc/self/oom_score_adj; ulimit -St; ulimit -Ht; ulimit -f; ls /proc/self/fd"
+        )
+        seen = sandbox.exec(script, stdin="in").stdout  # fmt: skip
+        assert (_spawner(sandbox).helped > before) is helped
+    assert "Uid:\t1000\t1000\t1000\t1000" in seen and "Groups:\t \n" in seen
+    assert "CapEff:\t0000000000000000" in seen and "NoNewPrivs:\t1" in seen
+    assert "Seccomp:\t2" in seen
+    assert seen.split("\n", 6)[6].split() == ["0", "10", "11", str(64 * 2048), "0", "1", "2", "3"]
 
 
 def test_the_command_cannot_find_the_spawner(box: Sandbox) -> None:

@@ -28,6 +28,7 @@ from typing import IO
 
 from toolproof.sandbox import _cgroup
 from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._exec_helper import exec_helper
 from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
 
 __all__ = ["SpawnedChild", "Spawner", "SpawnerBroken", "SpawnerLost", "spawn_child"]
@@ -80,12 +81,16 @@ class Spawner:
         self._buffer = bytearray()
         self._pending = True
         self._checked_at = 0.0
+        #: Commands it started through the exec helper (``_exec_helper``), not a fork.
+        self.helped = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = ours
         procs = [str(path) for path in group.procs_files]
+        helper = exec_helper()
+        options = [] if helper is None else ["--exec-helper", helper]
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(_HELPER), str(theirs.fileno()), *procs],
+                [sys.executable, "-I", "-S", str(_HELPER), str(theirs.fileno()), *options, *procs],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={}, cwd="/", close_fds=True, pass_fds=(theirs.fileno(),),
                 start_new_session=True,
@@ -277,6 +282,7 @@ class Spawner:
             raise SpawnerLost(f"the sandbox's command spawner failed: {exc}") from exc
         pid = reply.get("started")
         if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+            self.helped += reply.get("helped") is True
             return pid
         error = reply.get("error")
         if isinstance(error, str) and error.startswith("could not start '"):
