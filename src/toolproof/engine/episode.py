@@ -155,8 +155,9 @@ async def run_episode(
             if stop[0] is Termination.COMPLETED and submitted(parts.ctx) is not None:
                 # submit_answer ended it: the typed value is the final answer
                 answer, error = submitted_text(parts.ctx), None
-        if _user_failed(parts) is not None:  # the harness's model
-            termination, answer, error = Termination.INFRA_ERROR, None, _user_failed(parts)
+        failed = _user_failed(parts)
+        if failed is not None:  # the harness's model
+            termination, answer, error = Termination.INFRA_ERROR, None, failed
     except ToolCrash as exc:  # infra only when witnessed; else the agent's arguments set it off
         failed = _user_failed(parts)  # the harness's model
         termination, error = (Termination.INFRA_ERROR, failed) if failed else crash_outcome(exc)

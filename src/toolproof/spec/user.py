@@ -2,7 +2,7 @@
 
 ``user:`` describes the person who gave the task. The agent reaches them only
 through the ``ask_user`` tool; a *user simulator* answers (the scripted one by
-default, see :mod:`toolproof.tools.toolkits.user`). A task leaves out a fact
+default, see :mod:`toolproof.users`). A task leaves out a fact
 only the user knows (which account, which date), draws it from the seed, and
 checks that the state or the answer uses it: asking is rewarded and guessing
 is wrong most of the time.
