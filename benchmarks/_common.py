@@ -53,14 +53,18 @@ def _report():
         json.dump(_figures, fh)
 
 if os.environ.pop("TOOLPROOF_BENCH_TIMED", "") == "1":
-    # The timed region: Runner.run (the episodes, their scoring and the store), as the
-    # run's own figures time it; workers' CPU counted through RUSAGE_CHILDREN.
+    # The timed region: Runner.run (the episodes, their scoring and the store), workers'
+    # CPU counted through RUSAGE_CHILDREN.
+    # The episode phase: from there to the last episode stored (RunStore.append).
     from toolproof.engine import runner as _runner
-    _run = _runner.Runner.run
+    from toolproof.results import store as _store
+    _run, _append = _runner.Runner.run, _store.RunStore.append
+    _started = [0.0]
 
     async def _timed_run(self, *args, **kwargs):
         wall, cpu = time.perf_counter(), time.process_time()
         kids = _usage(resource.RUSAGE_CHILDREN)[0]
+        _started[0] = wall
         try:
             return await _run(self, *args, **kwargs)
         finally:
@@ -68,15 +72,20 @@ if os.environ.pop("TOOLPROOF_BENCH_TIMED", "") == "1":
             _figures["timed_cpu_s"] = (time.process_time() - cpu
                                        + _usage(resource.RUSAGE_CHILDREN)[0] - kids)
 
+    def _counted_append(self, record):
+        _append(self, record)
+        _figures["phase_s"] = time.perf_counter() - _started[0]
+
     _runner.Runner.run = _timed_run
+    _store.RunStore.append = _counted_append
 
 from toolproof.cli import main
 main(sys.argv[1:])
 """
 """The ``toolproof`` command in a fresh interpreter, reporting its figures at exit to the
-file named by ``TOOLPROOF_BENCH_OUT``. Wrapping ``Runner.run`` (only with
-``TOOLPROOF_BENCH_TIMED=1``) changes nothing the command does; it imports the runner
-module first, which the command imports anyway."""
+file named by ``TOOLPROOF_BENCH_OUT``. Wrapping ``Runner.run`` and ``RunStore.append`` (only
+with ``TOOLPROOF_BENCH_TIMED=1``) to read the clock changes nothing the command does; it
+imports their modules first, which the command imports anyway."""
 
 
 class Load:
@@ -193,7 +202,8 @@ def run_cli(
     ``inside`` holds ``self_cpu_s``/``self_rss_mb`` (the command's process),
     ``children_cpu_s``/``children_rss_mb`` (its worker and helper processes; the peak is
     the largest child's), and with ``timed`` ``timed_wall_s``/``timed_cpu_s`` (the run
-    proper, ``Runner.run``, workers' CPU included).
+    proper, ``Runner.run``, workers' CPU included) and ``phase_s`` (from the start of
+    ``Runner.run`` to the last episode stored).
     """
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "figures.json"

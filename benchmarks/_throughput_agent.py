@@ -23,7 +23,8 @@ def latency(epoch: int, turn: int) -> float:
 
 
 class StockSum:
-    """Two lookups at once, a calculation, the answer: a model that takes 100-500 ms a call."""
+    """Two lookups at once, a calculation, the answer (submitted, as stock-sum's answer is
+    typed): a model that takes 100-500 ms a call."""
 
     def __init__(self, ctx: EpisodeContext) -> None:
         self.epoch = ctx.epoch
@@ -42,4 +43,7 @@ class StockSum:
             return AgentTurn(
                 tool_calls=[ToolCall(id="c", name="calculate", arguments={"expression": "15 + 27"})]
             )
+        if any(t.name == "submit_answer" for t in observation.tools):  # a typed answer
+            submit = ToolCall(id="d", name="submit_answer", arguments={"answer": 42})
+            return AgentTurn(tool_calls=[submit])
         return AgentTurn(content="A and B have 42 units together.")
