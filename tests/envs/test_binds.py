@@ -49,8 +49,10 @@ def test_the_container_backend_mounts_it_read_only(tools: Path, workspace: Path)
     cls = get_backend("podman")
     box = cls.__new__(cls)  # argv only: no container engine needed
     box.workspace, box.image, box.ro_binds = workspace, "debian:12-slim", {str(tools): "/opt/t"}
-    argv = box.run_argv("c", ["true"], cwd="/workspace", env={}, limits=LIMITS, interactive=False)
-    assert f"{tools}:/opt/t:ro" in argv
+    argv = box.run_argv(
+        "toolproof-c", ["true"], cwd="/workspace", env={}, limits=LIMITS, interactive=False
+    )
+    assert f"--volume={tools}:/opt/t:ro" in argv
 
 
 @pytest.mark.parametrize(
