@@ -24,10 +24,13 @@ is the final answer. The server keeps no state: everything it needs is in the
 transcript, which is how a real agent behind this protocol should work too.
 
 Instead of a model, this agent follows rules good enough for a few core tasks:
-look up the stock of the products the task names (in parallel), add them up
-with the calculator when there are several, and compute "compute EXPR and
-answer" tasks with the calculator. Anything else it gives up on. Replace
-``decide`` with a call to your own model or framework to evaluate your agent.
+look up the stock of the products the task names (in parallel; a product named
+by its name is searched for first), add them up with the calculator when there
+are several, and compute "compute EXPR and answer" tasks with the calculator.
+It hands the value in with ``submit_answer`` when the task offers that tool (a
+task that asks for a value types its answer), else answers in text. Anything
+else it gives up on. Replace ``decide`` with a call to your own model or
+framework to evaluate your agent.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 PROTOCOL = "toolproof-agent/1"
 
 PRODUCTS = re.compile(r"\bproducts?\s+([A-Z]\d*(?:(?:\s*,\s*|\s+and\s+)[A-Z]\d*)*)\b")
+NAMED = re.compile(r"\bunits of the\s+(.+?)\s+are in stock\b", re.IGNORECASE)
 EXPRESSION = re.compile(r"\bcompute\s+(.+?)\s+and answer\b", re.IGNORECASE | re.DOTALL)
 
 
@@ -67,6 +71,17 @@ def call(step: int, index: int, name: str, **arguments: Any) -> dict[str, Any]:
     return {"id": f"call_{step}_{index}", "name": name, "arguments": arguments}
 
 
+def finish(tools: set[str], value: Any, text: str) -> dict[str, Any]:
+    """The final turn: the value through ``submit_answer`` when offered, else the text."""
+    if "submit_answer" in tools:
+        return {
+            "tool_calls": [
+                {"id": "answer", "name": "submit_answer", "arguments": {"answer": value}}
+            ]
+        }
+    return {"content": text}
+
+
 def decide(request: dict[str, Any]) -> dict[str, Any]:
     """The next turn: tool calls, a final answer, or giving up."""
     messages = request["messages"]
@@ -81,7 +96,22 @@ def decide(request: dict[str, Any]) -> dict[str, Any]:
         done = results_of(messages, "calculate")
         if not done:
             return {"tool_calls": [call(step, 0, "calculate", expression=expression[1])]}
-        return {"content": f"The result is {done[-1]['result']}."}
+        result = done[-1]["result"]
+        return finish(tools, result, f"The result is {result}.")
+
+    named = NAMED.search(task)
+    if named and "search_products" in tools and "get_stock" in tools:
+        found = results_of(messages, "search_products")
+        if not found:
+            return {"tool_calls": [call(step, 0, "search_products", query=named[1])]}
+        if len(found[-1]) != 1:
+            return {"content": f"I found no single product named {named[1]}.", "give_up": True}
+        product = found[-1][0]["product_id"]
+        stocks = results_of(messages, "get_stock")
+        if not stocks:
+            return {"tool_calls": [call(step, 0, "get_stock", product_id=product)]}
+        stock = stocks[-1]["stock"]
+        return finish(tools, stock, f"There are {stock} units of {product} in stock.")
 
     products = PRODUCTS.search(task)
     if products and "get_stock" in tools:
@@ -91,13 +121,15 @@ def decide(request: dict[str, Any]) -> dict[str, Any]:
             lookups = [call(step, i, "get_stock", product_id=pid) for i, pid in enumerate(ids)]
             return {"tool_calls": lookups}
         if len(ids) == 1:
-            return {"content": f"There are {stocks[0]['stock']} units of {ids[0]} in stock."}
+            stock = stocks[0]["stock"]
+            return finish(tools, stock, f"There are {stock} units of {ids[0]} in stock.")
         totals = results_of(messages, "calculate")
         if not totals and "calculate" in tools:
             expression_text = " + ".join(str(s["stock"]) for s in stocks)
             return {"tool_calls": [call(step, 0, "calculate", expression=expression_text)]}
         total = totals[-1]["result"] if totals else sum(s["stock"] for s in stocks)
-        return {"content": f"Products {' and '.join(ids)} have {total} units in stock together."}
+        text = f"Products {' and '.join(ids)} have {total} units in stock together."
+        return finish(tools, total, text)
 
     return {"content": "I do not know how to do this task.", "give_up": True}
 
