@@ -1,24 +1,20 @@
-"""The two families of ``scripts/gen_hard_families.py`` in the ``hard`` tier (issue #18).
+"""The catalog-sync and expense-claims families of the ``hard`` tier (issue #18).
 
 ``catalog-sync`` (a paginated, versioned REST API with a 429, a deprecated mirror and a
 deprecated tool) and ``expense-claims`` (mail + bank + files + calendar under a written
-policy): their files are what the generator writes, their sizes are in the ranges the issue
-asks for, every trap is labelled, and the shortcuts an agent is tempted by (paying every
-claim, writing through the deprecated tool, repricing a retired product, guessing ids)
-score as the failures they are. The quality gate itself runs in ``test_proven.py``.
+policy): their sizes are in the ranges the issue asks for, every trap is labelled, and the
+shortcuts an agent is tempted by (paying every claim, writing through the deprecated tool,
+repricing a retired product, guessing ids) score as the failures they are. The quality gate
+itself runs in ``test_proven.py``; that the files are what ``scripts/gen_hard_suite.py``
+writes from ``scripts/hard_families/`` is ``tests/scripts/test_gen_hard_suite.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 
 import pytest
-import yaml
 
 from toolproof.agents import EpisodeContext
 from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns, typed_submit
@@ -37,7 +33,6 @@ from toolproof.spec import (
     render,
 )
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 FAMILIES = {"catalog-sync": (15, 45), "expense-claims": (20, 50)}
 
 
@@ -46,34 +41,8 @@ def suite() -> Suite:
     return load_suite(builtin_suites_dir() / "hard")
 
 
-@pytest.fixture(scope="module")
-def generator() -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gen_hard_families", SCRIPTS / "gen_hard_families.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return module
-
-
 def _family(suite: Suite, folder: str) -> list[Task]:
     return [t for t in suite.tasks if suite.task_file(t.id).parent.name == folder]
-
-
-def test_the_files_are_what_the_generator_writes(suite: Suite, generator: ModuleType) -> None:
-    generated = generator.variants()
-    for folder in FAMILIES:
-        want = {task["id"]: task for f, task in generated if f == folder}
-        tasks = _family(suite, folder)
-        assert sorted(want) == sorted(t.id for t in tasks), folder
-        for task in tasks:
-            on_disk = yaml.safe_load(suite.task_file(task.id).read_text(encoding="utf-8"))
-            assert on_disk == want[task.id], f"{task.id}: run scripts/gen_hard_families.py"
 
 
 def test_each_family_is_long_labelled_and_split_into_required_changes(suite: Suite) -> None:

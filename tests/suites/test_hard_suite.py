@@ -1,17 +1,14 @@
 """The ``hard`` tier's shape (issue #18): long reference solutions, labelled traps, written
-policies guarded by checks, partial credit per required change, and task files that are
-exactly what ``scripts/gen_hard_suite.py`` writes. (Every task also goes through the
-quality gate in ``test_proven.py``, which also shows that never-retries' scores spread.)"""
+policies guarded by checks, and partial credit per required change. (That the task files are
+exactly what ``scripts/gen_hard_suite.py`` writes from ``scripts/hard_families/`` is
+``tests/scripts/test_gen_hard_suite.py``; every task also goes through the quality gate in
+``test_proven.py``, which also shows that never-retries' scores spread.)"""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from pathlib import Path
-from types import ModuleType
 
 import pytest
-import yaml
 
 from toolproof.agents import EpisodeContext
 from toolproof.agents.builtin.flawed import ScriptedAgent, reference_turns
@@ -28,20 +25,10 @@ from toolproof.spec import (
     render,
 )
 
-GENERATOR = Path(__file__).resolve().parents[2] / "scripts" / "gen_hard_suite.py"
-
 
 @pytest.fixture(scope="module")
 def suite() -> Suite:
     return load_suite(builtin_suites_dir() / "hard")
-
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_hard_suite", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_sixty_long_tasks_fifteen_of_them_very_long(suite: Suite) -> None:
@@ -75,16 +62,6 @@ def test_the_domains_the_issue_names_are_covered(suite: Suite) -> None:
     tools = {t if isinstance(t, str) else t.name for task in suite.tasks for t in task.tools}
     assert {"sql_query", "http_request", "create_event", "pay_payee", "read_file"} <= tools
     assert len([t for t in suite.tasks if str(t.category) == "tool_error"]) >= 10
-
-
-def test_the_files_are_what_the_generator_writes(suite: Suite) -> None:
-    generated = {task["id"]: task for task in _generator().variants()}
-    own = [t for t in suite.tasks if suite.task_file(t.id).parent.name == "tasks"]  # not the
-    # folders of scripts/gen_hard_families.py (tests/suites/test_hard_families.py)
-    assert sorted(generated) == sorted(t.id for t in own)
-    for task in own:
-        on_disk = yaml.safe_load(suite.task_file(task.id).read_text(encoding="utf-8"))
-        assert on_disk == generated[task.id], f"{task.id}: run scripts/gen_hard_suite.py"
 
 
 _MAIL_READS = {"list_emails", "search_emails", "read_email"}
