@@ -13,7 +13,8 @@ import pytest
 from toolproof.sandbox import SANDBOX_UID, ResourceLimits, SandboxError, _base, get_backend
 from toolproof.sandbox._cgroup import host_support
 from toolproof.sandbox._detect import WorkspaceWatch
-from toolproof.sandbox._wsfs import can_mount, chown_tree, reachable_tmp, unreachable_parent
+from toolproof.sandbox._handover import OwnerWalk
+from toolproof.sandbox._wsfs import can_mount, reachable_tmp, unreachable_parent
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs a root harness")
 mounting = pytest.mark.skipif(not can_mount(), reason="needs root with CAP_SYS_ADMIN")
@@ -69,7 +70,7 @@ def _mounted(path: Path) -> bool:
 
 
 @root_only
-def test_chown_tree_never_follows_links(tmp_path: Path) -> None:
+def test_the_owner_walk_never_follows_links(tmp_path: Path) -> None:
     host_file = tmp_path / "host-secret"
     host_file.write_text("root's")
     ws = tmp_path / "ws"
@@ -77,11 +78,12 @@ def test_chown_tree_never_follows_links(tmp_path: Path) -> None:
     (ws / "sub" / "f").write_text("x")
     (ws / "link").symlink_to(host_file)
     (ws / "dirlink").symlink_to(tmp_path)
-    assert chown_tree(ws, *OWNER) == 5  # ws, sub, f, link, dirlink (the links themselves)
+    walk = OwnerWalk()
+    assert walk.hand_over(ws, *OWNER) == 5  # ws, sub, f, link, dirlink (the links themselves)
     assert host_file.stat().st_uid == 0 and tmp_path.stat().st_uid == 0
     assert (ws / "sub" / "f").stat().st_uid == SANDBOX_UID
     assert os.lstat(ws / "link").st_uid == SANDBOX_UID
-    assert chown_tree(ws, *OWNER) == 0  # nothing left to change: the per-command walk is cheap
+    assert OwnerWalk().hand_over(ws, *OWNER) == 0  # nothing left to change
 
 
 def test_unreachable_parent_names_the_blocking_directory(tmp_path: Path) -> None:
@@ -250,7 +252,7 @@ def test_hostile_trees_are_copied_in_and_back_without_following_anything(
             "echo x > $p/../leaf && chmod 000 d && echo ok"
         )
         assert made.stdout.endswith("ok\n"), made.stderr
-        assert chown_tree(open_dir, *OWNER) >= 0  # the deep tree does not break the walk
+        assert OwnerWalk().hand_over(open_dir, *OWNER) >= 0  # a deep tree does not break it
     assert not _mounted(open_dir)
     names = set(os.listdir(open_dir))
     assert "bad\udcffname" in names and "deep" in names and "fifo-from-file-tools" not in names

@@ -22,6 +22,7 @@ from typing import ClassVar, Self
 
 from toolproof.sandbox._args import WORKSPACE, check_binds, check_env, inner_cwd
 from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._handover import OwnerWalk
 from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._launch import Launcher
 from toolproof.sandbox._limits import ResourceLimits
@@ -33,7 +34,6 @@ from toolproof.sandbox._wsfs import (
     WorkspaceFs,
     can_mount,
     check_reachable,
-    chown_tree,
     on_workspace_tmpfs,
     reachable_tmp,
     unreachable_parent,
@@ -132,6 +132,7 @@ class Sandbox(Launcher, ABC):
         self._scratch_cleanup: Callable[[], object] | None = None
         self._fs: WorkspaceFs | None = None
         self._binds: ReachableBinds | None = None
+        self._owner_walk = OwnerWalk()
         self.owner = sandbox_owner() if self.drops_root else None
         if self.owner is not None:
             try:
@@ -170,7 +171,7 @@ class Sandbox(Launcher, ABC):
 
     def _chown(self, owner: tuple[int, int]) -> None:
         try:
-            chown_tree(self.bind_source, *owner)
+            self._owner_walk.hand_over(self.bind_source, *owner)
         except OSError as exc:
             raise SandboxError(f"could not give the workspace to the sandbox user: {exc}") from exc
 

@@ -3,9 +3,9 @@
 When the harness is root, sandboxed commands run as the unprivileged host user of
 ``_identity``; this module makes the workspace theirs and bounds it:
 
-* ``chown_tree`` gives every entry of the workspace to that user, walking with
-  directory file descriptors and never following a symbolic link, so a command
-  running at the same time cannot redirect it to a host file.
+* ``_handover.OwnerWalk`` gives every entry of the workspace to that user, walking
+  with directory file descriptors and never following a symbolic link, so a
+  command running at the same time cannot redirect it to a host file.
 * ``WorkspaceFs`` (root with ``CAP_SYS_ADMIN`` only) puts the workspace on its own
   tmpfs with ``size=`` and ``nr_inodes=``: a command that writes past the budget
   gets ``ENOSPC`` *while it runs*, and an inode bomb runs out of inodes. The tmpfs
@@ -38,7 +38,6 @@ __all__ = [
     "WorkspaceFs",
     "can_mount",
     "check_reachable",
-    "chown_tree",
     "is_full",
     "on_workspace_tmpfs",
     "reachable_tmp",
@@ -185,52 +184,6 @@ def reachable_tmp(owner: tuple[int, int] | None) -> str | None:
         f"none of {', '.join(SHARED_TMP)} is usable; set TMPDIR to a directory it can "
         "search (e.g. TMPDIR=/tmp, mode 1777)"
     )
-
-
-def chown_tree(root: Path, uid: int, gid: int) -> int:
-    """Give ``root`` and everything below it to ``uid``/``gid``; return how many changed.
-
-    Directories are opened relative to their parent's descriptor with ``O_NOFOLLOW``
-    and entries changed with ``fchownat(AT_SYMLINK_NOFOLLOW)``, so no symbolic link is
-    followed at any component, whatever a running command does meanwhile. Entries
-    that vanish while walking are skipped; directories below ``MAX_DEPTH`` are not
-    entered.
-    """
-    changed = 0
-    top = os.open(root, _DIR_FLAGS)
-    info = os.fstat(top)
-    if (info.st_uid, info.st_gid) != (uid, gid):
-        os.fchown(top, uid, gid)
-        changed += 1
-    stack = [(top, os.scandir(top))]
-    try:
-        while stack:
-            dirfd, entries = stack[-1]
-            entry = next(entries, None)
-            if entry is None:
-                entries.close()
-                os.close(dirfd)
-                stack.pop()
-                continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-                if (info.st_uid, info.st_gid) != (uid, gid):
-                    os.chown(entry.name, uid, gid, dir_fd=dirfd, follow_symlinks=False)
-                    changed += 1
-                if not stat.S_ISDIR(info.st_mode) or len(stack) >= MAX_DEPTH:
-                    continue
-                child = os.open(entry.name, _DIR_FLAGS, dir_fd=dirfd)
-            except OSError:  # gone, or replaced by a non-directory meanwhile
-                continue
-            try:
-                stack.append((child, os.scandir(child)))
-            except OSError:
-                os.close(child)
-    finally:
-        for dirfd, entries in stack:
-            entries.close()
-            os.close(dirfd)
-    return changed
 
 
 def is_full(path: Path) -> bool:
