@@ -6,6 +6,7 @@ from toolproof.spec import ANSWER_TOOL
 from toolproof.trajectory import Termination
 
 from .base import Level, Score, ScoringContext, run_check
+from .collateral import collateral_check
 from .failure import classify_failure
 from .levels import grade
 
@@ -24,6 +25,9 @@ def score_episode(ctx: ScoringContext) -> Score:
     so ``passed`` implies ``passed_loose``.
     """
     results = [run_check(spec, ctx, index) for index, spec in enumerate(ctx.instance.task.success)]
+    damage = collateral_check(ctx)  # a record change the task never declared: a veto
+    if damage is not None:
+        results.append(damage)
     termination = ctx.trajectory.termination
     if any(r.data.get("infra_error") for r in results if r.kind in ("judge", "hidden_tests")):
         termination = Termination.INFRA_ERROR  # the judge or the sandbox failed, not the agent
