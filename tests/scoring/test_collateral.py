@@ -65,3 +65,8 @@ def test_unchanged_elsewhere_keeps_its_own_veto() -> None:
     result = score([spec], mutate=_restock_and_more, **_world())
     assert not result.passed
     assert [c.name for c in result.checks if c.veto] == ["state_0"]
+
+
+def test_the_failure_mode_is_collateral_damage() -> None:
+    result = score([RESTOCK], mutate=_restock_and_more, **_world())
+    assert result.failure_mode == "collateral_damage"

@@ -56,5 +56,5 @@ def collateral_check(ctx: ScoringContext) -> CheckResult | None:
         detail=f"collateral damage: records changed that the task never declared: {shown}",
         veto=True,
         guard=True,
-        data={"collateral": unexpected[:20]},
+        data={"collateral": [f"unexpected change to {p}" for p in unexpected[:20]]},
     )
