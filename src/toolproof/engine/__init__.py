@@ -6,11 +6,36 @@ Map::
         --run_episode--> (Trajectory, Score) --EpisodeRecord--> RunStore --> summary.json
 """
 
-from .config import RunConfig
-from .episode import Continuation, EpisodeOptions, run_episode
-from .executor import EpisodeJob, Executor, LocalExecutor, Worker
-from .replay import StepState, export_step, load_step, replay_step
-from .runner import ResumeError, Runner, environment, plan
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import RunConfig
+    from .episode import Continuation, EpisodeOptions, run_episode
+    from .executor import EpisodeJob, Executor, LocalExecutor, Worker
+    from .replay import StepState, export_step, load_step, replay_step
+    from .runner import ResumeError, Runner, environment, plan
+
+_HOMES = {
+    "config": ("RunConfig",),
+    "episode": ("Continuation", "EpisodeOptions", "run_episode"),
+    "executor": ("EpisodeJob", "Executor", "LocalExecutor", "Worker"),
+    "replay": ("StepState", "export_step", "load_step", "replay_step"),
+    "runner": ("ResumeError", "Runner", "environment", "plan"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name on first use: ``toolproof run`` needs the runner, not time travel
+    (``replay``, and the comparison metrics behind it)."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Continuation",

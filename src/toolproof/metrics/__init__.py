@@ -15,43 +15,91 @@ Map:
       mode with their recorded errors first, infra errors apart, the infra banner.
 """
 
-from toolproof.metrics.baseline import (
-    BaselineError,
-    find_baseline,
-    list_baselines,
-    save_baseline,
-)
-from toolproof.metrics.compare import (
-    Comparison,
-    ComparisonMismatch,
-    Flip,
-    compare_runs,
-    compare_stats,
-)
-from toolproof.metrics.failures import (
-    FailedEpisode,
-    FailureReport,
-    failure_report,
-    failures_by_mode,
-    infra_banner,
-)
-from toolproof.metrics.stats import (
-    PairedDiff,
-    Proportion,
-    bootstrap_mean_ci,
-    mcnemar_exact,
-    mean_pass_at_k,
-    mean_pass_hat_k,
-    median,
-    p95,
-    paired_bootstrap_diff,
-    pass_at_k,
-    pass_hat_k,
-    percentile,
-    proportion,
-    wilson_interval,
-)
-from toolproof.metrics.summary import summarize
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolproof.metrics.baseline import (
+        BaselineError,
+        find_baseline,
+        list_baselines,
+        save_baseline,
+    )
+    from toolproof.metrics.compare import (
+        Comparison,
+        ComparisonMismatch,
+        Flip,
+        compare_runs,
+        compare_stats,
+    )
+    from toolproof.metrics.failures import (
+        FailedEpisode,
+        FailureReport,
+        failure_report,
+        failures_by_mode,
+        infra_banner,
+    )
+    from toolproof.metrics.stats import (
+        PairedDiff,
+        Proportion,
+        bootstrap_mean_ci,
+        mcnemar_exact,
+        mean_pass_at_k,
+        mean_pass_hat_k,
+        median,
+        p95,
+        paired_bootstrap_diff,
+        pass_at_k,
+        pass_hat_k,
+        percentile,
+        proportion,
+        wilson_interval,
+    )
+    from toolproof.metrics.summary import (
+        summarize,
+    )
+
+_HOMES = {
+    "baseline": ("BaselineError", "find_baseline", "list_baselines", "save_baseline"),
+    "compare": ("Comparison", "ComparisonMismatch", "Flip", "compare_runs", "compare_stats"),
+    "failures": (
+        "FailedEpisode",
+        "FailureReport",
+        "failure_report",
+        "failures_by_mode",
+        "infra_banner",
+    ),
+    "stats": (
+        "PairedDiff",
+        "Proportion",
+        "bootstrap_mean_ci",
+        "mcnemar_exact",
+        "mean_pass_at_k",
+        "mean_pass_hat_k",
+        "median",
+        "p95",
+        "paired_bootstrap_diff",
+        "pass_at_k",
+        "pass_hat_k",
+        "percentile",
+        "proportion",
+        "wilson_interval",
+    ),
+    "summary": ("summarize",),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name on first use: a run needs :func:`summarize`, not the comparisons,
+    baselines and failure reports beside it."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BaselineError",
