@@ -4,7 +4,8 @@ Workload: the core task ``stock-sum``: two inventory lookups at once, a calculat
 then the answer (3 model turns), scored. Set-ups:
 
 * **toolproof**: the ``toolproof run`` command at its defaults (snapshots on, the agent on
-  its own thread, whatever the run chooses by itself for ``--parallel``) with a ``python:``
+  its own thread, whatever the run chooses by itself for ``--parallel``, progress and
+  summary printed) with a ``python:``
   agent that reads the conversation each turn (``benchmarks/_overhead_agent.py``), as
   Inspect AI's model callable does: it counts its turns, reads the lookups' results to
   write the calculation and reads the calculation for the answer;
@@ -115,7 +116,7 @@ def toolproof_run(
     def setup(n: int) -> dict[str, Any]:
         run_dir = tmp / f"{agent.replace(':', '_')}-{size}-{n}"
         args = ["run", "core", "--agent", agent, "--task", "stock-sum", "--epochs", str(size)]
-        args += ["--parallel", str(parallel), "--quiet", "--out", str(run_dir)]
+        args += ["--parallel", str(parallel), "--out", str(run_dir)]
         for arg in agent_args:
             args += ["--agent-arg", arg]
         run = run_cli(args, bench_env(HERE), timed=True)

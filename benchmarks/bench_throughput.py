@@ -6,8 +6,9 @@ repetition waits the same and the ideal time is known exactly: the sum of every
 episode's waits divided by the number in flight (or the longest episode, if longer).
 The share of ideal is ideal time / measured episode phase (the start of the run proper
 to the last stored episode). Every mode runs the ``toolproof run`` command itself in a
-fresh process with an in-process agent that waits (``benchmarks/_throughput_agent.py``,
-a ``python:`` agent):
+fresh process (its progress lines and summary table printed, to a file, as by default)
+with an in-process agent that waits (``benchmarks/_throughput_agent.py``, a ``python:``
+agent):
 
 * ``defaults`` (**the headline**): ``--parallel N`` and nothing else: what a user who
   types ``toolproof run ... --parallel 1000`` gets, whatever the run then chooses itself
@@ -120,7 +121,7 @@ def one_run(mode: str, episodes: int, level: int, workers: int, base_url: str, t
     """One ``toolproof run`` in a fresh process; its figures."""
     run_dir = Path(tempfile.mkdtemp(dir=tmp)) / "run"
     args = ["run", "core", "--task", "stock-sum", "--epochs", str(episodes)]
-    args += ["--parallel", str(level), "--quiet", "--out", str(run_dir)]
+    args += ["--parallel", str(level), "--out", str(run_dir)]
     run = run_cli([*args, *mode_args(mode, workers, base_url)], bench_env(HERE), timed=True)
     from toolproof.results import RunReader
 
