@@ -27,12 +27,17 @@ async def test_solves_a_multi_step_core_task_with_parallel_calls() -> None:
     with ModelServer(STOCK_SUM) as server:
         trajectory, score = await run_core(MODEL, provider_options(server, "anthropic"))
         requests = server.requests
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert len(requests) == 3
     opening = requests[0]
     assert opening["system"] == trajectory.prompt[0].content
     assert opening["max_tokens"] == 4096
-    assert [t["name"] for t in opening["tools"]] == ["get_stock", "calculate", "list_products"]
+    assert [t["name"] for t in opening["tools"]] == [
+        "get_stock",
+        "calculate",
+        "list_products",
+        "submit_answer",
+    ]
     assert opening["tools"][0]["input_schema"]["required"] == ["product_id"]
     calls = trajectory.steps[0].message.tool_calls
     assert [c.arguments for c in calls] == [{"product_id": "A"}, {"product_id": "B"}]
@@ -55,7 +60,7 @@ async def test_malformed_input_and_unknown_tools_are_recoverable() -> None:
     with ModelServer(replies) as server:
         trajectory, score = await run_core(MODEL, provider_options(server, "anthropic"))
         later = server.requests[1]["messages"]
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert [(name, kind) for name, kind, _ in results(trajectory)[:2]] == [
         ("get_stock", "invalid_arguments"),
         ("stock_of", "unknown_tool"),
@@ -75,7 +80,7 @@ async def test_overload_and_rate_limits_are_retried_and_counted() -> None:
     with ModelServer(replies) as server:
         trajectory, score = await run_core(MODEL, provider_options(server, "anthropic"))
         calls = server.calls
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert calls == 5
     assert trajectory.steps[0].annotations == {"retries": 2}
 
@@ -122,7 +127,7 @@ async def test_streaming_assembles_blocks_and_usage() -> None:
         options = provider_options(server, "anthropic", stream=True, temperature=0.0)
         trajectory, score = await run_core(MODEL, options)
         requests = server.requests
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert all(r["stream"] is True and r["temperature"] == 0.0 for r in requests)
     assert trajectory.steps[0].message.tool_calls[0].raw_arguments == '{"product_id": "A"'
     assert [c.arguments for c in trajectory.steps[1].message.tool_calls] == [
