@@ -118,7 +118,7 @@ async def test_the_frameworks_anthropic_client_is_recorded_priced_and_cached(
         assert isinstance(sent["temperature"], float), sent
     trajectory = first.trajectory
     assert trajectory.termination is Termination.COMPLETED, trajectory.error
-    assert first.score.passed
+    assert first.score.passed_loose
     assert trajectory.final_answer == "Products A and B have 42 units in stock together."
     assert calls_of(first) == [
         ("get_stock", {"product_id": "A"}),
