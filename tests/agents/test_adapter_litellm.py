@@ -40,7 +40,7 @@ async def test_an_openai_wire_model_solves_a_task_with_tokens_and_litellms_price
         trajectory, score = await run_core("litellm:openai/gpt-4o", options(server.base_url))
         requests = server.requests
     assert trajectory.termination is Termination.COMPLETED, trajectory.error
-    assert score.passed
+    assert score.passed_loose
     assert len(requests) == 3
     assert requests[0]["model"] == "gpt-4o"  # LiteLLM's provider prefix is its own
     assert requests[0]["tools"][0]["function"]["name"] == "get_stock"
@@ -69,7 +69,7 @@ async def test_an_anthropic_wire_model_through_litellm() -> None:
         )
         paths = [r.get("max_tokens") is not None for r in server.requests]
     assert trajectory.termination is Termination.COMPLETED, trajectory.error
-    assert score.passed
+    assert score.passed_loose
     assert all(paths)  # the Messages API (max_tokens is required there): LiteLLM translated
     usages = [s.usage for s in trajectory.steps if s.usage]
     assert (usages[0].input_tokens, usages[0].output_tokens) == (1000, 100)
@@ -101,7 +101,7 @@ async def test_a_replay_from_the_cache_calls_no_provider(tmp_path: Path) -> None
         replayed, again = await run_core("litellm:openai/gpt-4o", given)
         calls = server.calls
     assert calls == 3  # the script is used up: a live request would have failed
-    assert score.passed and again.passed
+    assert score.passed_loose and again.passed_loose
     assert replayed.usage() == recorded.usage()
     assert [s.message for s in replayed.steps] == [s.message for s in recorded.steps]
     assert len(list(cache.rglob("*.json"))) == 3
@@ -112,7 +112,7 @@ async def test_a_rate_limit_is_retried_by_toolproof() -> None:
     with ModelServer([limited, *STOCK_SUM]) as server:
         trajectory, score = await run_core("litellm:openai/gpt-4o", options(server.base_url))
         calls = server.calls
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert calls == 5
 
 
