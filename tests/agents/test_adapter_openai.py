@@ -20,7 +20,7 @@ async def test_solves_a_multi_step_core_task_with_parallel_calls() -> None:
         trajectory, score = await run_core("openai:gpt-4o", provider_options(server, "openai"))
         requests = server.requests
     assert trajectory.termination is Termination.COMPLETED, trajectory.error
-    assert score.passed
+    assert score.passed_loose
     assert len(requests) == 3
     first = trajectory.steps[0]
     assert [(c.name, c.arguments) for c in first.message.tool_calls] == [
@@ -41,6 +41,7 @@ async def test_solves_a_multi_step_core_task_with_parallel_calls() -> None:
         "get_stock",
         "calculate",
         "list_products",
+        "submit_answer",
     ]
     assert all(t["type"] == "function" for t in opening["tools"])
     # The second: one assistant message holding both calls, then one tool message per call.
@@ -56,7 +57,7 @@ async def test_malformed_arguments_get_an_error_the_model_recovers_from() -> Non
     with ModelServer([bad, *STOCK_SUM]) as server:
         trajectory, score = await run_core("openai:gpt-4o", provider_options(server, "openai"))
         retry = server.requests[1]["messages"]
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     call = trajectory.steps[0].message.tool_calls[0]
     assert call.raw_arguments == '{"product_id": "A"' and call.arguments == {}
     name, kind, content = results(trajectory)[0]
@@ -71,7 +72,7 @@ async def test_an_unknown_tool_gets_an_error_the_model_recovers_from() -> None:
     bad = ScriptedReply(tool_calls=[ScriptedToolCall("get_inventory", {"sku": "A"})])
     with ModelServer([bad, *STOCK_SUM]) as server:
         trajectory, score = await run_core("openai:gpt-4o", provider_options(server, "openai"))
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     name, kind, content = results(trajectory)[0]
     assert (name, kind) == ("get_inventory", "unknown_tool")
     assert "get_stock" in content
@@ -82,7 +83,7 @@ async def test_a_rate_limit_is_retried_and_the_retries_are_recorded() -> None:
     with ModelServer([limited, *STOCK_SUM]) as server:
         trajectory, score = await run_core("openai:gpt-4o", provider_options(server, "openai"))
         calls = server.calls
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert calls == 5
     assert trajectory.steps[0].annotations == {"retries": 2}
     assert [s.annotations for s in trajectory.steps[1:]] == [{}, {}]
@@ -159,7 +160,7 @@ async def test_streaming_assembles_text_parallel_calls_and_usage() -> None:
         options = provider_options(server, "openai", stream=True)
         trajectory, score = await run_core("openai:gpt-4o", options)
         requests = server.requests
-    assert score.passed, trajectory.error
+    assert score.passed_loose, trajectory.error
     assert all(r["stream"] is True for r in requests)
     assert trajectory.steps[0].message.tool_calls[0].raw_arguments == '{"product_id": '
     assert [c.arguments for c in trajectory.steps[1].message.tool_calls] == [
