@@ -79,7 +79,7 @@ async def test_concurrent_episodes_of_a_run_use_one_client(provider: str) -> Non
                 for e in range(3)
             )
         )
-    assert all(score.passed for _, score in outcomes)
+    assert all(score.passed_loose for _, score in outcomes)
     shared = {id(agent._shared) for agent in agents}
     assert len(agents) == 3 and len(shared) == 1
     assert agents[0]._shared.made == 1  # the episodes overlapped: one client for all three
