@@ -7,13 +7,10 @@ once, ...), a JSON Schema for them, and the name of a small Jinja template besid
 its template; this script only validates, renders and writes. Nothing is random: what a
 variant fixes is written in its family, and what changes per seed is a task ``param``.
 
-Two conventions spare the templates some counting:
-
-* ``solution.calls`` is written flat. The script groups the calls into turns of up to
-  :data:`TURN` calls (parallel tool calls keep long tasks cheap to replay); a call marked
-  ``_ends_turn: true`` (a write that fails on purpose) ends its turn, so its retry comes in
-  the next one.
-* ``limits.max_steps: {reference_plus: N}`` becomes the number of reference calls plus N.
+Two conventions spare the templates some counting: ``solution.calls`` is written flat and
+grouped here into turns of up to :data:`TURN` calls (a call marked ``_ends_turn: true``, a
+write that fails on purpose, ends its turn); ``max_steps: {reference_plus: N}`` becomes the
+number of reference calls plus N.
 
 Templates use ``{= ... =}`` and ``{% ... %}`` (not ``{{ }}``, which is the task's own param
 syntax), and may call ``require(ok, field, problem, fix)`` to refuse a variant whose values
@@ -76,10 +73,22 @@ def _validate(path: Path, value: Any, schema: dict[str, Any], prefix: list[Any])
         raise FamilyError(path, _where([*prefix, *error.absolute_path]), error.message, fix)
 
 
+class _Strict(yaml.SafeLoader):
+    """Safe YAML that refuses a key given twice in a mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys = [self.construct_object(k, deep=True) for k, _ in node.value]
+        for i, key in enumerate(keys):
+            if key in keys[:i]:
+                mark = node.value[i][0].start_mark
+                raise yaml.constructor.ConstructorError(None, None, f"{key!r} given twice", mark)
+        return super().construct_mapping(node, deep)
+
+
 def _yaml(path: Path, text: str, field: str, fix: str) -> Any:
     """``text`` parsed, or a :class:`FamilyError` naming the line that is not YAML."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Strict)  # a SafeLoader: plain data only
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -242,8 +251,8 @@ def generate(root: Path = FAMILIES) -> dict[Path, str]:
 
 def _owned(tasks: Path) -> set[Path]:
     """The files under ``tasks`` this script wrote (hand-written tasks are left alone)."""
-    firsts = {p: p.read_text(encoding="utf-8").split("\n", 1)[0] for p in tasks.rglob("*.yaml")}
-    return {p.relative_to(tasks) for p, first in firsts.items() if first.startswith(GENERATED)}
+    owned = [p for p in tasks.rglob("*.yaml") if p.read_bytes().startswith(GENERATED.encode())]
+    return {p.relative_to(tasks) for p in owned}
 
 
 def differences(files: dict[Path, str], tasks: Path) -> list[str]:
@@ -270,10 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.check:
         diff = differences(files, args.tasks)
-        for line in diff:
-            print(line, file=sys.stderr)
         verdict = "out of date: run scripts/gen_hard_suite.py" if diff else "in sync"
-        print(f"{len(files)} tasks: {verdict}", file=sys.stderr)
+        print(*diff, f"{len(files)} tasks: {verdict}", sep="\n", file=sys.stderr)
         return 1 if diff else 0
     for stale in _owned(args.tasks) - set(files):
         (args.tasks / stale).unlink()

@@ -176,6 +176,11 @@ def test_an_unquoted_date_is_refused_not_rendered_as_a_date(tmp_path: Path) -> N
         (b"- just\n- a list\n", "(top level)", "is not of type 'object'"),
         (b"", "(top level)", "None is not of type 'object'"),
         (b"family: \xff\xfe\n", "(file)", "cannot be read"),
+        (
+            b"family: a\nvariants: []\nfamily: b\n",
+            "(file)",
+            "line 3, column 1): 'family' given twice",
+        ),
     ],
 )
 def test_a_family_that_is_not_a_yaml_mapping_is_refused(
