@@ -1,7 +1,7 @@
 """Per-command cost of the hardened bwrap sandbox against a bare bwrap call and fork/exec.
 
-Runs ``true`` through, interleaved (A B C D A B C D ...) so that load changes hit
-every variant alike:
+Runs ``true`` through, interleaved in blocks (A B C D A B C D ...) so that load changes
+hit every variant alike:
 
 * ``fork/exec``: ``subprocess.run(["true"])``, the floor;
 * ``bare bwrap``: the same bwrap command line the backend builds (same namespaces,
@@ -9,9 +9,10 @@ every variant alike:
   capability drop and no uid drop, started directly by the harness;
 * ``process backend``: limits and clean-up without isolation;
 * ``bwrap backend``: everything a real command pays: the cgroup (when root: the
-  sandbox's spawner, moved into the sandbox cgroup once, forks the command there;
-  see ``_spawner``), the start as the sandbox user, the seccomp filter, the
-  rlimits, the output pump, the workspace owner walk and the workspace size check.
+  sandbox's spawner, moved into the sandbox cgroup once, starts the command there
+  through its exec helper; see ``_spawner``), the start as the sandbox user, the
+  seccomp filter, the rlimits, the output pump, the owner walk and the workspace
+  size check.
 
 With ``--breakdown``, three more variants show where the difference goes:
 
@@ -21,22 +22,22 @@ With ``--breakdown``, three more variants show where the difference goes:
   (never a configuration to use: only to price the cgroup);
 * ``backend, no spawner``: the bwrap backend on its per-command path (a fresh
   cgroup per command, the command moved into it behind a gate): what a command
-  pays when its sandbox's spawner is busy with another one, and what every
-  command paid before the spawner.
+  pays when its sandbox's spawner is busy with another one.
 
-Prints, per variant, the median wall time with its spread (10th-90th percentile),
-the median CPU time (harness plus its children) and the mean CPU time, which for
-the backend also counts the spawner and the commands it forked (``/proc`` ticks of
-10 ms, so only the mean over all rounds is exact enough), and the ratio of the
-bwrap backend to bare bwrap (target: at most 1.5x). The workspace holds ``--files`` small files
-(default 200) so the owner walk and size check have something to do.
+CPU is the whole process tree's: the harness (``RUSAGE_SELF``), what it reaped
+(``RUSAGE_CHILDREN``: bare bwrap and everything below it) and, for the backend, the
+spawner with everything it reaped (helper, bwrap, ``true``), from ``/proc`` (ticks
+of 10 ms: so each sample is a block of ``--block`` calls, and a variant's figure is
+the median per call over the blocks, with the 10th-90th percentile spread). Wall
+time is per call. Prints the machine's cores and load average before and after,
+and the ratio of the bwrap backend to bare bwrap (target: at most 1.5x).
 
 ``--pause S`` sleeps S seconds before each call, as an agent thinking between commands
 does: the cgroup v1 attach then waits for a full RCU grace period, which back-to-back
 calls mostly skip.
 
-Run: ``python benchmarks/bench_sandbox.py [rounds] [--files N] [--breakdown] [--pause S]``
-(default 60 rounds).
+Run: ``python benchmarks/bench_sandbox.py [rounds] [--block N] [--files N] [--breakdown]
+[--pause S]`` (default 30 rounds of blocks of 10 calls, 200 files in the workspace).
 No assertions.
 """
 
@@ -128,9 +129,9 @@ def _wait_for_spawner(box: Sandbox) -> None:
     print("warning: the spawner did not become ready; the backend ran its per-command path")
 
 
-def _spawner_cpu(box: Sandbox) -> float:
-    """CPU seconds of ``box``'s spawner and of the commands it forked and reaped."""
-    slot = box._slot
+def _spawner_cpu(box: Sandbox | None) -> float:
+    """CPU seconds of ``box``'s spawner and of everything it started and reaped."""
+    slot = None if box is None else box._slot
     spawner = None if slot is None else slot._spawner
     if spawner is None:
         return 0.0
@@ -141,21 +142,33 @@ def _spawner_cpu(box: Sandbox) -> float:
     return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def _summary(label: str, wall: list[float], cpu: list[float], extra: float = 0.0) -> str:
-    deciles = statistics.quantiles(wall, n=10)
-    mean = (sum(cpu) + extra) / len(cpu)
+def _spread(values: list[float]) -> tuple[float, float, float]:
+    """(median, 10th percentile, 90th percentile)."""
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    deciles = statistics.quantiles(values, n=10)
+    return statistics.median(values), deciles[0], deciles[-1]
+
+
+def _summary(label: str, wall: list[float], cpu: list[float]) -> str:
+    w, w10, w90 = (1000 * v for v in _spread(wall))
+    c, c10, c90 = (1000 * v for v in _spread(cpu))
     return (
-        f"{label:<19} wall median {1000 * statistics.median(wall):7.2f} ms "
-        f"(p10 {1000 * deciles[0]:6.2f}, p90 {1000 * deciles[-1]:6.2f})   "
-        f"cpu median {1000 * statistics.median(cpu):6.2f} ms, mean {1000 * mean:6.2f} ms"
+        f"{label:<19} wall median {w:7.2f} ms (p10 {w10:6.2f}, p90 {w90:6.2f})   "
+        f"cpu median {c:6.2f} ms (p10 {c10:6.2f}, p90 {c90:6.2f})"
     )
 
 
-def main(rounds: int, files: int, breakdown: bool = False, pause: float = 0.0) -> None:
-    """Measure and print; ``rounds`` interleaved samples per variant."""
-    load = os.getloadavg()[0]
-    print(f"toolproof sandbox benchmark: `true`, {rounds} interleaved rounds, {files} files in "
-          f"the workspace, pause {pause} s; {os.cpu_count()} cores, load {load:.1f}, "
+def _machine() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} cores, load {one:.1f} {five:.1f} {fifteen:.1f}"
+
+
+def main(rounds: int, files: int, breakdown: bool = False, pause: float = 0.0,
+         block: int = 10) -> None:  # fmt: skip
+    """Measure and print; ``rounds`` interleaved blocks of ``block`` calls per variant."""
+    print(f"toolproof sandbox benchmark: `true`, {rounds} interleaved rounds of {block} calls, "
+          f"{files} files in the workspace, pause {pause} s; {_machine()}, "
           f"euid {os.geteuid()}, python {sys.version.split()[0]}")  # fmt: skip
     reason = get_backend("bwrap").unavailable_reason()
     if reason is not None:
@@ -182,41 +195,43 @@ def main(rounds: int, files: int, breakdown: bool = False, pause: float = 0.0) -
             bwrap(nocg_ws) as nocg,
             bwrap(nosp_ws) as nosp,
         ):
-            variants: dict[str, Callable[[], object]] = {
-                "fork/exec": lambda: subprocess.run(["true"], check=True),
-                "bare bwrap": _bare_bwrap(bare_ws, etc),
-                "process backend": _exec(plain),
-                "bwrap backend": _exec(box),
+            variants: dict[str, tuple[Callable[[], object], Sandbox | None]] = {
+                "fork/exec": (lambda: subprocess.run(["true"], check=True), None),
+                "bare bwrap": (_bare_bwrap(bare_ws, etc), None),
+                "process backend": (_exec(plain), None),
+                "bwrap backend": (_exec(box), box),
             }
             if breakdown:
-                variants["bwrap as user"] = _user_bwrap(user_ws, etc)
-                variants["backend, no cgroup"] = _without_cgroups(nocg)
-                variants["backend, no spawner"] = _without_spawner(nosp)
+                variants["bwrap as user"] = (_user_bwrap(user_ws, etc), None)
+                variants["backend, no cgroup"] = (_without_cgroups(nocg), None)
+                variants["backend, no spawner"] = (_without_spawner(nosp), None)
             wall: dict[str, list[float]] = {name: [] for name in variants}
             cpu: dict[str, list[float]] = {name: [] for name in variants}
             _wait_for_spawner(box)
-            spawner_cpu = 0.0
-            for warm in range(rounds + 3):
-                if warm == 3:
-                    spawner_cpu = _spawner_cpu(box)
-                for name, run in variants.items():
-                    if pause:
-                        time.sleep(pause)
-                    c0, t0 = _cpu(), time.perf_counter()
-                    run()
-                    t1, c1 = time.perf_counter(), _cpu()
-                    if warm >= 3:  # the first rounds warm caches and probes
-                        wall[name].append(t1 - t0)
-                        cpu[name].append(c1 - c0)
-            spawner_cpu = _spawner_cpu(box) - spawner_cpu
+            for warm in range(rounds + 1):  # the first round warms caches and probes
+                for name, (run, spawner_of) in variants.items():
+                    c0, s0 = _cpu(), _spawner_cpu(spawner_of)
+                    for _ in range(block):
+                        if pause:
+                            time.sleep(pause)
+                        t0 = time.perf_counter()
+                        run()
+                        if warm:
+                            wall[name].append(time.perf_counter() - t0)
+                    if warm:
+                        spent = _cpu() - c0 + _spawner_cpu(spawner_of) - s0
+                        cpu[name].append(spent / block)
+            spawner = None if box._slot is None else box._slot._spawner
+            helped = getattr(spawner, "helped", None)  # None: no spawner (or an older one)
     for name in variants:
-        print(_summary(name, wall[name], cpu[name], spawner_cpu if name == "bwrap backend" else 0))
+        print(_summary(name, wall[name], cpu[name]))
     ratio = statistics.median(wall["bwrap backend"]) / statistics.median(wall["bare bwrap"])
-    box_cpu = (sum(cpu["bwrap backend"]) + spawner_cpu) / rounds
-    cpu_ratio = box_cpu / (sum(cpu["bare bwrap"]) / rounds)
-    print(f"bwrap backend / bare bwrap: wall {ratio:.2f}x (target <= 1.5x), "
-          f"cpu (means, spawner included) {cpu_ratio:.2f}x")  # fmt: skip
-    print(f"load at the end: {os.getloadavg()[0]:.1f}")
+    cpu_ratio = statistics.median(cpu["bwrap backend"]) / statistics.median(cpu["bare bwrap"])
+    total = sum(cpu["bwrap backend"]) / sum(cpu["bare bwrap"])
+    print(f"bwrap backend / bare bwrap: cpu {cpu_ratio:.2f}x (medians; {total:.2f}x of the "
+          f"totals; target <= 1.5x), wall {ratio:.2f}x")  # fmt: skip
+    print(f"commands through the spawner's exec helper: {helped}")
+    print(f"at the end: {_machine()}")
 
 
 def _exec(box: Sandbox) -> Callable[[], object]:
@@ -230,9 +245,10 @@ def _exec(box: Sandbox) -> Callable[[], object]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("rounds", nargs="?", type=int, default=60)
+    parser.add_argument("rounds", nargs="?", type=int, default=30)
+    parser.add_argument("--block", type=int, default=10, help="calls per CPU sample")
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--breakdown", action="store_true", help="two diagnostic variants")
     parser.add_argument("--pause", type=float, default=0.0, help="seconds idle before each call")
     args = parser.parse_args()
-    main(args.rounds, args.files, args.breakdown, args.pause)
+    main(args.rounds, args.files, args.breakdown, args.pause, args.block)

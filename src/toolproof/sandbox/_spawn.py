@@ -26,6 +26,9 @@ __all__ = ["Child", "Outcome", "kill_tree", "run_child", "run_tree"]
 
 _POLL_MAX_S = 0.05
 _DRAIN_S = 1.0
+#: The cgroup's event files are read at most this often while a command runs (a
+#: short command's loop wakes up several times; its events are read once it ends).
+_EVENTS_EVERY_S = 0.02
 
 
 @dataclass
@@ -102,10 +105,17 @@ def _exited(pid: int) -> bool:
     return info is not None and info.si_pid != 0
 
 
-def _limit_event(now: float, deadline: float, group: CommandCgroup | None) -> str | None:
-    """The limit that makes the harness stop the command now, if any."""
+def _limit_event(
+    now: float, deadline: float, group: CommandCgroup | None, events: bool = True
+) -> str | None:
+    """The limit that makes the harness stop the command now, if any.
+
+    ``events``: read the cgroup's event files too (throttled by the caller).
+    """
     if now >= deadline:
         return "wall_time"
+    if not events:
+        return None
     if group is not None and group.pids_hit():
         return "pids"
     if group is not None and group.oom_killed():
@@ -388,12 +398,18 @@ def _supervise(
     stopped: str | None = None
     ended_at: float | None = None  # when the command exited or was killed
     poll = 0.001
+    events_at = start + _EVENTS_EVERY_S
     try:
         while pump.open:
             now = time.monotonic()
             if ended_at is None:
                 if not proc.exited():
-                    stopped = "output" if pump.overflow else _limit_event(now, deadline, group)
+                    events = now >= events_at
+                    if events:
+                        events_at = now + _EVENTS_EVERY_S
+                    stopped = (
+                        "output" if pump.overflow else _limit_event(now, deadline, group, events)
+                    )
                     if stopped is None and watch is not None:
                         stopped = watch()
                     if stopped is None:
