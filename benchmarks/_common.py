@@ -218,6 +218,12 @@ def run_cli(
     return run
 
 
+def chosen(output: str) -> str:
+    """What a run said it chose by itself (worker processes, the agent's loop), if anything."""
+    said = [line.strip() for line in output.splitlines() if "running with" in line]
+    return said[0] if said else "one process (the run chose nothing itself)"
+
+
 def figures(run: ProcessRun) -> dict[str, Any]:
     """A flat dict of a run's figures (for JSON output)."""
     return {

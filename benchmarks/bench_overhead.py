@@ -55,6 +55,7 @@ from _common import (
     Load,
     ProcessRun,
     bench_env,
+    chosen,
     interleave,
     median,
     run_cli,
@@ -109,19 +110,28 @@ def _steps_and_waits(run_dir: Path) -> tuple[int, float, int]:
 
 
 def toolproof_run(
-    tmp: Path, agent: str, agent_args: list[str], size: int, parallel: int
+    tmp: Path,
+    agent: str,
+    agent_args: list[str],
+    size: int,
+    parallel: int,
+    options: tuple[str, ...] | list[str] = (),
 ) -> Callable[[int], dict[str, Any]]:
-    """A set-up: ``toolproof run`` of stock-sum ``size`` times, at the defaults."""
+    """A set-up: ``toolproof run`` of stock-sum ``size`` times, at the defaults (plus
+    ``options``)."""
 
     def setup(n: int) -> dict[str, Any]:
-        run_dir = tmp / f"{agent.replace(':', '_')}-{size}-{n}"
+        run_dir = tmp / f"{agent.replace(':', '_')}{'-'.join(options)}-{size}-{n}"
         args = ["run", "core", "--agent", agent, "--task", "stock-sum", "--epochs", str(size)]
         args += ["--parallel", str(parallel), "--out", str(run_dir)]
         for arg in agent_args:
             args += ["--agent-arg", arg]
+        args += options
         run = run_cli(args, bench_env(HERE), timed=True)
         steps, agent_s, passed = _steps_and_waits(run_dir)
-        return _row(run, steps, passed, agent_s)
+        row = _row(run, steps, passed, agent_s)
+        row["chose"] = chosen(run.stdout + run.stderr)
+        return row
 
     return setup
 
@@ -203,6 +213,7 @@ def slope(points: list[tuple[float, float]]) -> float:
 
 LABELS = {
     "toolproof": "toolproof, python: agent reading the conversation",
+    "one-process": "toolproof, the same with --workers 1",
     "oracle": "toolproof, built-in oracle",
     "openai": "toolproof, openai SDK -> scripted server (harness share)",
     "inspect": "Inspect AI, mockllm callable reading the conversation",
@@ -219,6 +230,9 @@ def main() -> None:
     parser.add_argument("--inspect-python")
     parser.add_argument("--no-inspect", action="store_true", help="toolproof's side only")
     parser.add_argument("--oracle", action="store_true", help="also the built-in oracle")
+    parser.add_argument(
+        "--no-one-process", action="store_true", help="leave out the --workers 1 row"
+    )
     parser.add_argument("--openai", action="store_true", help="also the openai adapter")
     args = parser.parse_args()
     n, par = args.episodes, args.parallel
@@ -236,6 +250,10 @@ def main() -> None:
                 }
                 if python is not None:
                     setups["inspect"] = inspect_run(python, size, par)
+                if not args.no_one_process:
+                    setups["one-process"] = toolproof_run(
+                        tmp, READER, [], size, par, ["--workers", "1"]
+                    )
                 if args.oracle:
                     setups["oracle"] = toolproof_run(tmp, "oracle", [], size, par)
                 if server is not None and size == n:
@@ -278,6 +296,9 @@ def main() -> None:
             + f" {median([r['children_rss_mb'] for r in results]):>7.0f}"
             + f" {min(r['passed'] for r in results):>4}/{n}"
         )
+    for name in ("toolproof", "one-process"):
+        if rows.get((name, n)):
+            print(f"  {LABELS[name]}: {rows[(name, n)][0]['chose']}")
     if len(sizes) > 1:
         print("marginal wall ms per step (slope over sizes, timed region):")
         for name, label in LABELS.items():
@@ -294,6 +315,13 @@ def main() -> None:
             f"whole process {theirs['cpu_s'] / ours['cpu_s']:.1f}x (target: at least 10x); "
             f"wall per step: timed {theirs['timed_wall_s'] / ours['timed_wall_s']:.1f}x, "
             f"whole process {theirs['wall_s'] / ours['wall_s']:.1f}x"
+        )
+    if "inspect" in per_step and "one-process" in per_step:
+        theirs, ours = per_step["inspect"], per_step["one-process"]
+        print(
+            "Inspect AI / toolproof --workers 1, CPU per step: "
+            f"timed region {theirs['timed_cpu_s'] / ours['timed_cpu_s']:.1f}x, "
+            f"whole process {theirs['cpu_s'] / ours['cpu_s']:.1f}x"
         )
     cli_times(python, args.rounds)
 

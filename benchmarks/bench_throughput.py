@@ -50,7 +50,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import Load, bench_env, median, run_cli, spread  # noqa: E402
+from _common import Load, bench_env, chosen, median, run_cli, spread  # noqa: E402
 from _throughput_agent import TURNS, latency  # noqa: E402
 
 AGENT = "python:_throughput_agent:StockSum"
@@ -136,6 +136,7 @@ def one_run(mode: str, episodes: int, level: int, workers: int, base_url: str, t
         "child_peak_mb": run.inside["children_rss_mb"],
         "passed": summary["success"]["successes"],
         "episodes": summary["episodes"]["finished"],
+        "chose": chosen(run.stdout + run.stderr),
     }
 
 
@@ -211,8 +212,12 @@ def main() -> None:
         )
     print(
         "ideal = episodes' waits / in flight; worker MB: the largest child process's peak "
-        "(for modes with workers the total is at most peak MB + workers x worker MB)"
+        "(for modes with workers the total is at most peak MB + workers x worker MB; without "
+        "workers, a helper forked from the run, whose shared pages count)"
     )
+    for (mode, level), rows in results.items():
+        if mode == "defaults":
+            print(f"defaults at {level} in flight: {rows[0]['chose']}")
 
 
 if __name__ == "__main__":
