@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _common import Load
+
 from toolproof.envs import inspect_env, run_harness, sandbox_settings, setup_env, suite_locks
 from toolproof.sandbox import default_backend
 from toolproof.spec import Suite, effective_sandbox, load_suite
@@ -84,6 +86,7 @@ def _lint_runs(suite: Suite, task_id: str, cache: Path, lock_path: Path, runs: i
 def main(runs: int = 5) -> None:
     """Measure and print."""
     suite = load_suite("lint")
+    load = Load()
     print(f"toolproof lint environments (python {sys.version.split()[0]}, {runs} lint runs each)")
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-envs-") as tmp:
         cache = Path(tmp)
@@ -100,6 +103,8 @@ def main(runs: int = 5) -> None:
             check = functools.partial(inspect_env, lock_path, cache)
             print(_row("check before an episode", _samples(check, 20)))
             _lint_runs(suite, TASKS[name], cache, lock_path, runs)
+            load.sample()
+    print(load.line())
 
 
 if __name__ == "__main__":

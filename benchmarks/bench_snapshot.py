@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_sandbox  # the sibling benchmark, reused
+from _common import Load
 
 from toolproof.sandbox import get_backend
 from toolproof.spec import SandboxSpec, WorldSpec
@@ -118,12 +119,16 @@ def run_command_figure(n: int, tmp: Path) -> None:
 
 def main(n: int = 30) -> None:
     """Measure and print; ``n`` rounds per figure."""
+    load = Load()
     print(f"toolproof snapshot benchmark, {n} rounds (python {sys.version.split()[0]})")
     with tempfile.TemporaryDirectory(prefix="toolproof-bench-snap-") as tmp:
         snapshot_figures(n, Path(tmp))
+        load.sample()
         print()
-        bench_sandbox.main(n)
+        bench_sandbox.main(n, files=200)  # its default workspace
         run_command_figure(n, Path(tmp))
+        load.sample()
+    print(load.line())
 
 
 if __name__ == "__main__":
