@@ -43,9 +43,10 @@ with open(state_file) as f:
     state = json.load(f)
 args = sys.argv[1:]
 state["calls"].append({{"argv": args, "env": dict(os.environ)}})
-def save():
-    with open(state_file, "w") as f:
+def save():  # atomically: the test reads the state while a command runs
+    with open(state_file + ".new", "w") as f:
         json.dump(state, f)
+    os.replace(state_file + ".new", state_file)
 save()
 cmd = args[0] if args else ""
 if cmd == "context":
@@ -100,7 +101,9 @@ class FakeDocker:
         return data
 
     def write(self, data: dict[str, Any]) -> None:
-        self.state.write_text(json.dumps(data))
+        fresh = self.state.with_suffix(".tmp")
+        fresh.write_text(json.dumps(data))
+        fresh.replace(self.state)
 
     def set(self, **values: object) -> None:
         self.write({**self.read(), **values})
@@ -276,6 +279,15 @@ def test_mounts_that_reach_the_host_root_are_refused(
         host = {"SOCKDIR": str(folder), "SOCK": str(sock), "COLON": str(colon)}.get(source, source)
         with pytest.raises(SandboxError, match="mount source"):
             get_backend("docker")(workspace, image=IMAGE, ro_binds={host: "/host"})
+    assert fake.calls("run") == []
+
+
+@pytest.mark.parametrize("inside", ["/opt/x:/etc", "/opt/x,rw", "/opt/a\nb"])
+def test_a_bind_target_the_volume_syntax_would_split_is_refused(
+    fake: FakeDocker, workspace: Path, tmp_path: Path, inside: str
+) -> None:
+    with pytest.raises(SandboxError, match="--volume syntax"):
+        get_backend("docker")(workspace, image=IMAGE, ro_binds={str(tmp_path): inside})
     assert fake.calls("run") == []
 
 

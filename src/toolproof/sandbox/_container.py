@@ -51,6 +51,7 @@ from toolproof.sandbox._engine import (
     ENGINE_PATH,
     EngineInfo,
     check_bind_source,
+    check_bind_target,
     check_image,
     check_run_argv,
 )
@@ -182,6 +183,8 @@ class ContainerSandbox(Sandbox):
             check_image(self.image)
             for host in (self.bind_source, *self.ro_binds, *self.bind_origins.values()):
                 check_bind_source(str(host), self.info())
+            for inside in self.ro_binds.values():
+                check_bind_target(inside)
             if not self._image_found(self.image):
                 raise SandboxError(
                     f"image {self.image!r} is not in {self.binary}'s local image store; build "

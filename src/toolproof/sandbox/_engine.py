@@ -25,6 +25,7 @@ __all__ = [
     "ENGINE_PATH",
     "EngineInfo",
     "check_bind_source",
+    "check_bind_target",
     "check_image",
     "check_run_argv",
     "engine_sockets",
@@ -147,6 +148,19 @@ def check_bind_source(host: str, info: EngineInfo | None = None) -> None:
                 )
 
 
+def check_bind_target(inside: str) -> None:
+    """Refuse a path inside that the engine's ``--volume`` syntax would split or extend.
+
+    Raises:
+        SandboxError: Naming the path.
+    """
+    if ":" in inside or "\n" in inside or "," in inside:
+        raise SandboxError(
+            f"ro_binds: {inside!r} holds ':', ',' or a newline, which a container engine's "
+            "--volume syntax would read as options; choose a plain path inside"
+        )
+
+
 def check_run_argv(
     argv: list[str], workspace: Path, ro_binds: dict[str, str], info: EngineInfo | None = None
 ) -> None:
@@ -178,5 +192,7 @@ def check_run_argv(
         raise SandboxError(f"container argv lacks {', '.join(missing)}; refused")
     for host in [str(workspace), *ro_binds]:
         check_bind_source(host, info)
+    for inside in ro_binds.values():
+        check_bind_target(inside)
     image = argv[argv.index("--") + 1] if argv.index("--") + 1 < len(argv) else ""
     check_image(image)
