@@ -11,7 +11,9 @@ Registered as the agent kind ``test-evasive`` (the ``test-`` prefix: not shipped
 ``toolproof list`` need not describe it) with the strategy as its target:
 ``test-evasive:repeat``, ``test-evasive:hedge-es``, ``test-evasive:negated``,
 ``test-evasive:essay``, ``test-evasive:dump``, ``test-evasive:candidates``,
-``test-evasive:plain``; and ``test-evasive:ask-blank``,
+``test-evasive:generated`` (one frame of ``evasive_forms`` per task and epoch, with a
+rival in another notation or the value alone taken back), ``test-evasive:plain``; and
+``test-evasive:ask-blank``,
 which plays the reference calls (its look-ups) and then asks a clarifying question that
 names none of the options: on an ambiguous task it must earn no credit; and
 ``test-evasive:extra-payment``, which plays the reference calls, makes one payment the task
@@ -23,17 +25,20 @@ fail every task that offers a way to move money.
 from __future__ import annotations
 
 import datetime as dt
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from evasive_forms import TAKEN_BACK, WITH_RIVAL, notations
 
 from toolproof.agents import AgentSpec, AgentTurn, Observation, agent, with_key
 from toolproof.agents.base import AgentFactory, EpisodeContext
 from toolproof.agents.builtin.flawed import reference_turns, typed_submit
 from toolproof.spec import ANSWER_TOOL, AnswerCheck, TaskInstance
-from toolproof.spec.answer import part
+from toolproof.spec.answer import item_schema, part
 from toolproof.trajectory import ToolCall
 
-STRATEGIES = ("repeat", "hedge-es", "negated", "essay", "dump", "candidates")
+STRATEGIES = ("repeat", "hedge-es", "negated", "essay", "dump", "candidates", "generated")
 """Every evasive strategy (``plain`` is the honest control)."""
 
 
@@ -126,6 +131,20 @@ ANSWERS: dict[str, Answer] = {
 }
 
 
+def generated(check: AnswerCheck, pick: int) -> str:
+    """One generated evasive answer: frame ``pick`` of the rival frames, then of the
+    taken-back ones; a scalar rival written in one of its other notations."""
+    frames = [*WITH_RIVAL, *TAKEN_BACK]
+    frame = frames[pick % len(frames)]
+    other = rival(check, pick % 3)
+    if check.type.get("type") in ("object", "array"):
+        written = said(other)
+    else:
+        forms = notations(item_schema(check.type), other)
+        written = forms[(pick // len(frames)) % len(forms)]
+    return frame.format(e=said(check.expected), r=written)
+
+
 FreeText = Callable[[str, Observation], str]
 
 FREE_TEXT: dict[str, FreeText] = {
@@ -154,6 +173,7 @@ class EvasiveAgent:
         self._strategy = strategy
         self._answer = ANSWERS.get(strategy)
         self._reference = instance.task.solution.answer
+        self._pick = zlib.crc32(f"{instance.task.id}:{instance.seed}".encode())
         self._next = 0
 
     async def act(self, observation: Observation) -> AgentTurn:
@@ -170,6 +190,8 @@ class EvasiveAgent:
             return AgentTurn(content=BLANK_QUESTION)
         if self._check is None and self._strategy in FREE_TEXT:
             return AgentTurn(content=FREE_TEXT[self._strategy](self._reference, observation))
+        if self._check is not None and self._strategy == "generated":
+            return AgentTurn(content=generated(self._check, self._pick))
         if self._check is None or self._answer is None:
             return AgentTurn(content="Done.")
         return AgentTurn(content=self._answer(self._check, observation))
@@ -257,7 +279,8 @@ def _register() -> None:
         strategy = spec.target or "repeat"
         if strategy == "extra-payment":
             return with_key(lambda ctx, instance: ExtraPaymentAgent(instance))
-        if strategy not in ANSWERS and strategy not in FREE_TEXT and strategy != "ask-blank":
+        known = {*ANSWERS, *FREE_TEXT, "ask-blank", "generated"}
+        if strategy not in known:
             raise ValueError(f"no evasive strategy {strategy!r}; strategies: {sorted(ANSWERS)}")
 
         def factory(ctx: EpisodeContext, instance: TaskInstance) -> EvasiveAgent:

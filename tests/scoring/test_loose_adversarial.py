@@ -1,7 +1,7 @@
 """The loose reader against evasive answers no rule lists (issue 31), generated.
 
 Hypothesis composes the right value with rivals written in other notations
-(``tests/scoring/evasive_forms.py``: number words in four languages, foreign and
+(``tests/agents/evasive_forms.py``: number words in four languages, foreign and
 full-width digits, zero-width spaces, exponents, grouping both ways, Roman numeral
 characters, dates with month names or without a year, 12/24-hour times, ids and
 options in other case and spacing) in frames the rules do not name (ranges,
@@ -31,7 +31,11 @@ from toolproof.scoring.checks._loose import loose_verdict
 from toolproof.spec import AnswerCheck, builtin_suites_dir, load_suite, render
 from toolproof.spec.answer import answer_problems, item_schema, part
 
-from .evasive_forms import (
+AGENTS = Path(__file__).parents[1] / "agents"
+if str(AGENTS) not in sys.path:  # the evasive forms and agents' rival values
+    sys.path.insert(0, str(AGENTS))
+from evasive_answers import rival as suite_rival  # noqa: E402
+from evasive_forms import (  # noqa: E402
     PLAIN,
     TAKEN_BACK,
     WITH_RIVAL,
@@ -41,11 +45,6 @@ from .evasive_forms import (
     said,
     scalar_rival,
 )
-
-AGENTS = Path(__file__).parents[1] / "agents"
-if str(AGENTS) not in sys.path:  # the evasive agents' rival values
-    sys.path.insert(0, str(AGENTS))
-from evasive_answers import rival as suite_rival  # noqa: E402
 
 LONE_WORDS = {"sept", "un", "uno", "eins", "elf", "once"}
 EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "120"))
@@ -232,6 +231,8 @@ def test_a_full_date_in_any_language_passes_and_a_partial_one_fails() -> None:
         (SYNTHETIC[0], "955.38 EUR (1.234,5 in the other)"),
         (SYNTHETIC[0], "955.38 EUR, $1,030.12"),
         (SYNTHETIC[0], "955,38 EUR or 955.38"),
+        (SYNTHETIC[0], "955.38 USD"),
+        (SYNTHETIC[0], "$955.38"),
         # ranges and intervals
         (SYNTHETIC[1], "42-46"),
         (SYNTHETIC[1], "42–46"),
@@ -300,6 +301,7 @@ def test_the_issues_evasive_answers_fail(answer: AnswerCheck, text: str) -> None
         (SYNTHETIC[1], "４２"),
         (SYNTHETIC[0], "The balance is €955.38."),
         (SYNTHETIC[0], "The balance is 955.38 EUR."),
+        (SYNTHETIC[0], "EUR 955.38"),
         (SYNTHETIC[3], "The total is 1,234.50."),
         (SYNTHETIC[3], "Die Summe ist 1.234,50."),
         (SYNTHETIC[4], "3k"),

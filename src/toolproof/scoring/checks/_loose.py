@@ -155,17 +155,51 @@ def _options(text: str, options: list[str], case_sensitive: bool) -> Iterator[Fo
 _CHUNK = re.compile(r"[^\W_]+")
 
 
+def _compact_pattern(pattern: str) -> str:
+    """The id pattern with its literal separators (``-``, ``_``, space, ``\\.``) taken out
+    of it (not out of its character classes): what the id's letters and digits alone
+    look like (``[A-Z]\\d-\\d{3}``: ``[A-Z]\\d\\d{3}``)."""
+    out: list[str] = []
+    i, depth = 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            pair = pattern[i : i + 2]
+            if depth or pair not in ("\\-", "\\_", "\\ ", "\\."):
+                out.append(pair)
+            i += 2
+            continue
+        if ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+        if depth or ch not in "-_ ":
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def skeleton(value: str) -> str:
+    """An id's letters and digits alone, casefolded (``B2-103``, ``b2 103``: ``b2103``)."""
+    return "".join(ch for ch in value.casefold() if ch.isalnum())
+
+
 def _ids(text: str, pattern: str, case_sensitive: bool) -> Iterator[Found]:
-    """Matches of the id pattern, and spaced or dashed variants of one (``O 1003``,
-    ``o-1003``): a variant is read as the id it spells."""
+    """Matches of the id pattern, and the same letters and digits spaced or joined
+    otherwise (``O 1003``, ``B2103`` for ``B2-103``): a variant is read as an id."""
     body = pattern.removeprefix("^").removesuffix("$")
     flags = 0 if case_sensitive else regex.IGNORECASE
     compiled = regex.compile(rf"(?<![^\W_])(?:{body})(?![^\W_])", flags)
-    whole = regex.compile(rf"(?:{body})", flags)
+    try:
+        compact = regex.compile(rf"(?:{_compact_pattern(body)})", flags)
+    except regex.error:
+        compact = None
     taken: list[tuple[int, int]] = []
     for m in compiled.finditer(text, timeout=_PATTERN_TIMEOUT_S):
         taken.append((m.start(), m.end()))
         yield Found(m[0], m.start(), m.end())
+    if compact is None:
+        return
     chunks = list(_CHUNK.finditer(text))[:_MAX_CHUNKS]
     for i, first in enumerate(chunks):
         for j in range(i, min(i + 3, len(chunks))):
@@ -176,20 +210,10 @@ def _ids(text: str, pattern: str, case_sensitive: bool) -> Iterator[Found]:
             start, end = first.start(), chunks[j].end()
             if any(start < e and s < end for s, e in taken):
                 continue
-            form = _spelled_id(whole, [c[0] for c in chunks[i : j + 1]])
-            if form is not None:
+            joined = "".join(c[0] for c in chunks[i : j + 1])
+            if compact.fullmatch(joined, timeout=_PATTERN_TIMEOUT_S):
                 taken.append((start, end))
-                yield Found(form, start, end)
-
-
-def _spelled_id(whole: regex.Pattern[str], parts: list[str]) -> str | None:
-    """The id these chunks spell with other spacing (``O 1003``, ``T7`` for ``T-7``)."""
-    joined = "".join(parts)
-    dashed = regex.sub(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])", "-", joined)
-    for form in (joined, "-".join(parts), "_".join(parts), dashed, dashed.replace("-", "_")):
-        if whole.fullmatch(form, timeout=_PATTERN_TIMEOUT_S):
-            return form
-    return None
+                yield Found(text[start:end], start, end)
 
 
 def _scan(
@@ -235,7 +259,30 @@ def _same(check: AnswerCheck, found: Any, expected: Any) -> bool:
         return abs(float(found) - float(expected)) <= max(check.tolerance, 1e-9)
     if isinstance(expected, int | float) or isinstance(found, int | float):
         return False
-    return bool(_key(check, found) == _key(check, expected))
+    if _key(check, found) == _key(check, expected):
+        return True
+    an_id = "pattern" in item_schema(check.type)  # an id spaced otherwise is the same id
+    if an_id and isinstance(found, str) and isinstance(expected, str):
+        return skeleton(found) == skeleton(expected)
+    return False
+
+
+_CURRENCY_SIGNS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr", "₽": "rub"}
+_CURRENCY_CODES = frozenset({"eur", "usd", "gbp", "chf", "jpy", "cad", "aud", "sek", "nok", "dkk"})
+_CODE_NEAR = re.compile(r"[A-Za-z]{3}")
+
+
+def _currency(check: AnswerCheck, text: str, spot: Found) -> str | None:
+    """Another currency written next to an amount whose declared unit is a currency
+    (``955.38 USD`` or ``$955.38`` for an answer in EUR), if any."""
+    unit = (check.unit or "").casefold()
+    if unit not in _CURRENCY_CODES:
+        return None
+    near = text[max(0, spot.start - 5) : spot.start] + " " + text[spot.end : spot.end + 5]
+    named = {_CURRENCY_SIGNS[ch] for ch in near if ch in _CURRENCY_SIGNS}
+    named |= {m[0].casefold() for m in _CODE_NEAR.finditer(near)} & _CURRENCY_CODES
+    other = sorted(named - {unit})
+    return other[0].upper() if other else None
 
 
 def _taken_back(text: str, spot: Found) -> str | None:
@@ -338,6 +385,10 @@ def _verdict(check: AnswerCheck, text: str, others: Sequence[Any]) -> LooseVerdi
         detail = f"the answer doubts or takes back what it says ({doubt[0]!r}: hedged)"
         return LooseVerdict(False, detail, shown)
     for spot in mine:
+        currency = _currency(check, text, spot)
+        if currency is not None:
+            detail = f"{spot.value} is given in {currency}, the answer is in {check.unit}"
+            return LooseVerdict(False, detail, shown)
         word = _taken_back(text, spot)
         if word is not None:
             return LooseVerdict(
