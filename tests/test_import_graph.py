@@ -35,9 +35,6 @@ ALLOWED: dict[frozenset[str], str] = {
     frozenset({"toolproof.cli._config", "toolproof.cli._run"}): (
         "cli/_run*.py (helper 2): run --config calls run, run reads the matrix"
     ),
-    frozenset({"toolproof.gateway", "toolproof.gateway._server"}): (
-        "gateway (no owner this session): _server reads _shared_limit from the package"
-    ),
 }
 
 

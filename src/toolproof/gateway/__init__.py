@@ -23,6 +23,7 @@ policy are hooks (:class:`Route`) that the agent adapters fill in.
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import _limit
 from ._link import PLACEHOLDER_KEY, EpisodeLink, ModelCall, Sink, episode_urls
 from ._model import ModelRef, ModelSpecError, parse_model
 from ._route import (
@@ -48,9 +49,6 @@ if TYPE_CHECKING:
 #: calls no model, and importing it is a tenth of ``toolproof run``'s start-up.
 _LAZY = frozenset({"ModelGateway", "shared"})
 
-_shared_limit: int | None = None
-"""``--max-model-calls`` of the process's gateway, given to it when :func:`shared` makes it."""
-
 
 def limit_shared(max_concurrent: int | None) -> None:
     """At most ``max_concurrent`` upstream calls at once through the process's gateway.
@@ -58,8 +56,7 @@ def limit_shared(max_concurrent: int | None) -> None:
     Set on the gateway if it was made, else kept for when it is: a run that calls no model
     sets its limit without importing the server.
     """
-    global _shared_limit
-    _shared_limit = max_concurrent
+    _limit.shared_limit[0] = max_concurrent
     server = sys.modules.get(f"{__name__}._server")
     if server is not None:
         server.shared().max_concurrent = max_concurrent

@@ -34,6 +34,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from . import _limit
 from ._conn import fair_protocol
 from ._forward import ENDPOINTS, NO_RETRY, check_headers, check_request, error, forward
 from ._link import EpisodeLink, Sink, new_token
@@ -302,10 +303,9 @@ def shared() -> ModelGateway:
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
-            from . import _shared_limit  # set by limit_shared before the gateway was made
-
             _SHARED = ModelGateway()
-            _SHARED.max_concurrent = _shared_limit
+            # set by limit_shared, maybe before this module was imported
+            _SHARED.max_concurrent = _limit.shared_limit[0]
         return _SHARED
 
 
