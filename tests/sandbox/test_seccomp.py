@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import errno
+import platform
 import re
 import struct
 from pathlib import Path
 
 import pytest
 
+from toolproof.sandbox import Sandbox
+from toolproof.sandbox import _seccomp as seccomp_module
 from toolproof.sandbox._seccomp import (
     AARCH64,
     ARCHES,
@@ -138,3 +141,24 @@ def test_numbers_match_the_kernel_headers(machine: str) -> None:
         found = re.search(rf"#define __NR(?:3264)?_{name}\s+(\d+)", text)
         assert found is not None, name
         assert int(found.group(1)) == number, name
+
+
+def test_the_program_is_assembled_once_per_process(
+    bwrap_box: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command gets the filter from a pipe; the bytes are built only the first time."""
+    built: list[int] = []
+
+    def counting(insns: list[Insn]) -> bytes:
+        built.append(len(insns))
+        return assemble(insns)
+
+    monkeypatch.setattr(seccomp_module, "assemble", counting)
+    program.cache_clear()
+    try:
+        for _ in range(3):
+            status = bwrap_box.exec("grep Seccomp: /proc/self/status").stdout
+            assert status.split() == ["Seccomp:", "2"] or program() is None
+    finally:
+        program.cache_clear()  # the counting assembler's result is not kept
+    assert len(built) == (1 if platform.machine() in ARCHES else 0)
