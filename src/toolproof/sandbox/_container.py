@@ -177,14 +177,17 @@ class ContainerSandbox(Sandbox):
                 would show the host's root or an engine's socket.
         """
         self._containers: set[str] = set()
+        if image is not None:  # before anything is mounted; Sandbox refuses a missing one
+            check_image(image)
+        for host in (str(workspace), *(ro_binds or {})):
+            check_bind_source(host, self.info())
+        for inside in (ro_binds or {}).values():
+            check_bind_target(str(inside))
         super().__init__(workspace, limits, image=image, ro_binds=ro_binds, hide=hide)
         try:
             assert self.image is not None
-            check_image(self.image)
-            for host in (self.bind_source, *self.ro_binds, *self.bind_origins.values()):
-                check_bind_source(str(host), self.info())
-            for inside in self.ro_binds.values():
-                check_bind_target(inside)
+            for bound in (self.bind_source, *self.ro_binds):  # where the harness re-bound them
+                check_bind_source(str(bound), self.info())
             if not self._image_found(self.image):
                 raise SandboxError(
                     f"image {self.image!r} is not in {self.binary}'s local image store; build "
