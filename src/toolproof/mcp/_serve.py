@@ -131,7 +131,9 @@ class McpServeAgent:
             instructions=f"{task_text(session)}\n\n(The task is also the MCP prompt "
             f"{TASK_PROMPT!r}.){hint}",
         )
-        tools = [t.name for t in session.tools] + ([ANSWER_TOOL] if self.answer_tool else [])
+        tools = [t.name for t in session.tools]
+        if self.answer_tool and ANSWER_TOOL not in tools:  # a typed answer already offers it
+            tools.append(ANSWER_TOOL)
         names = ", ".join(tools)
         with _signals_set(stop, self.stop_on_signal):
             if self.transport == "stdio":
