@@ -99,11 +99,12 @@ async def test_stdio_answer_tool_ends_the_episode_while_the_client_is_connected(
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.call_tool("get_stock", {"product_id": "A"})
-        done = await session.call_tool("submit_answer", {"answer": "42"})
+        done = await session.call_tool("submit_answer", {"answer": 42})  # typed: an integer
         record = recorded(run_dir)  # stored before this client lets go of the server
     assert not done.is_error
     assert record.trajectory.final_answer == "42"
-    assert [c.name for c, _ in record.trajectory.tool_calls()] == ["get_stock"]
+    # a typed answer is the recorded submit_answer call scoring reads
+    assert [c.name for c, _ in record.trajectory.tool_calls()] == ["get_stock", "submit_answer"]
     assert not record.score.passed  # it never looked up B nor calculated
 
 
@@ -148,7 +149,7 @@ async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path
             for product in ("A", "B"):
                 await session.call_tool("get_stock", {"product_id": product})
             total = await session.call_tool("calculate", {"expression": "15 + 27"})
-            done = await session.call_tool("submit_answer", {"answer": "They have 42 units."})
+            done = await session.call_tool("submit_answer", {"answer": 42})  # typed: an integer
         assert not total.is_error and not done.is_error
         assert await asyncio.wait_for(proc.wait(), 30) == 0
     finally:
@@ -157,11 +158,12 @@ async def test_http_client_answers_stock_sum_with_the_answer_tool(tmp_path: Path
             await proc.wait()
     record = recorded(run_dir)
     assert record.score.passed
-    assert record.trajectory.final_answer == "They have 42 units."
+    assert record.trajectory.final_answer == "42"
     assert [c.name for c, _ in record.trajectory.tool_calls()] == [
         "get_stock",
         "get_stock",
         "calculate",
+        "submit_answer",
     ]
 
 
