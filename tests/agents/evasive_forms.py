@@ -155,6 +155,18 @@ def spanish(n: int) -> str | None:
     return None
 
 
+def roman(n: int) -> str:
+    """1 <= n < 4000 in Roman numerals (``XLII``)."""
+    out = ""
+    for value, letters in (
+        (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
+        (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"),
+    ):  # fmt: skip
+        while n >= value:
+            out, n = out + letters, n - value
+    return out
+
+
 def _digits(text: str, zero: int) -> str:
     return "".join(chr(zero + int(c)) if c.isdigit() else c for c in text)
 
@@ -175,6 +187,8 @@ def number_notations(value: float) -> list[str]:
         n = int(value)
         out.append(english(n))
         out += [w for w in (german(n), french(n), spanish(n)) if w is not None]
+        if 2 <= n < 4000:
+            out.append(roman(n))
         if 1 <= n <= 12:
             out.append(chr(0x215F + n))  # Ⅰ..Ⅻ
         if n and n % 1000 == 0:

@@ -45,7 +45,7 @@ from ._datetimes import Found, dates, month_words, times
 from ._markers import CLAUSE, DOUBT, SIGNS_AFTER, SIGNS_BEFORE, sentence_of
 from ._normalise import normalise
 from ._number_words import number_words
-from ._numbers import digit_numbers
+from ._numbers import digit_numbers, roman_numbers
 
 __all__ = ["Candidate", "LooseVerdict", "candidates", "loose_verdict"]
 
@@ -92,6 +92,7 @@ def _numbers(text: str, unit: str | None) -> tuple[list[Found], list[Unreadable]
             unreadable.append(Unreadable(token.why))
         else:
             found.append(Found(token.value, token.start, token.end))
+    found += [Found(t.value, t.start, t.end) for t in roman_numbers(plain)]
     unsure: list[str] = []
     found += [Found(v, s, e) for v, s, e in number_words(plain, unsure)]
     unreadable += [Unreadable(f"{word!r} may be a number") for word in unsure]

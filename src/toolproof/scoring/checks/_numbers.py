@@ -16,7 +16,9 @@ what every number in it says. A token is a maximal run starting with a digit
 * **context**: a minus sign before it (not after a digit: ``42-46`` is two numbers),
   ``.5`` is 0.5; digits glued to letters before them (``CHK-1``, ``O1002``, ``x86``)
   belong to an id and are not a number, unless those letters look like digits
-  (``l2``, ``O7``: unreadable).
+  (``l2``, ``o7``: unreadable).
+
+Roman numerals in capitals (``XLII``) are numbers too (:func:`roman_numbers`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["NumberToken", "digit_numbers"]
+__all__ = ["NumberToken", "digit_numbers", "roman_numbers"]
 
 _RUN = re.compile(r"\d(?:[\w.,'\u2019]|(?<=[eE])[-+](?=\d))*")
 _SHAPE = re.compile(r"(?P<n>\d[\d.,'\u2019_]*)(?P<e>[eE][-+]?\d+)?(?P<s>[^\W\d_]*)")
@@ -121,3 +123,21 @@ def digit_numbers(text: str, unit: str | None = None) -> Iterator[NumberToken]:
         if before == "-" and not before2.isalnum():
             value, start = -value, start - 1
         yield NumberToken(value * factor, start, end)
+
+
+_ROMAN = re.compile(r"(?<![\w])[MDCLXVI]{2,}(?![\w])")
+_ROMAN_VALID = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
+_ROMAN_VALUES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+
+
+def roman_numbers(text: str) -> Iterator[NumberToken]:
+    """Roman numerals in capitals, two letters or more (``XLII``, ``IV``): a lone ``I`` is
+    a pronoun, and a numeral character (``Ⅳ``) was already made digits by normalising."""
+    for m in _ROMAN.finditer(text):
+        if not _ROMAN_VALID.fullmatch(m[0]):
+            continue
+        values = [_ROMAN_VALUES[ch] for ch in m[0]]
+        total = sum(
+            -v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values)
+        )
+        yield NumberToken(float(total), m.start(), m.end())
