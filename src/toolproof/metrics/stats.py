@@ -163,12 +163,24 @@ def proportion(successes: int, n: int, confidence: float = 0.95) -> Proportion:
 
 
 def _resampled_means(values: Sequence[float], resamples: int, seed: int) -> list[float]:
-    """Sorted means of ``resamples`` with-replacement resamples of ``values``."""
-    rng = random.Random(seed)
+    """Sorted means of ``resamples`` with-replacement resamples of ``values``.
+
+    When every value is the same (one task, say) every resample is ``values`` itself, so
+    each mean is the same float: it is computed once (the same sum in the same order)
+    instead of drawing ``resamples`` samples that cannot differ.
+    """
     n = len(values)
+    if all(_same(v, values[0]) for v in values):
+        return [sum(values) / n] * resamples
+    rng = random.Random(seed)
     means = [sum(rng.choices(values, k=n)) / n for _ in range(resamples)]
     means.sort()
     return means
+
+
+def _same(a: float, b: float) -> bool:
+    """The same number of the same type and sign (``0.0`` and ``-0.0`` differ here)."""
+    return type(a) is type(b) and a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def _percentile_sorted(ordered: Sequence[float], q: float) -> float:
