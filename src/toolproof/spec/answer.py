@@ -23,6 +23,12 @@ object      ``{type: object, properties: {NAME: <number, date, time,
             answer (a name and a number), every property required, no other
 ==========  ==========================================================
 
+One submission counts: the first valid ``submit_answer`` ends the episode, and a
+second one with a different value (in the same turn) fails the answer, strict and
+loose. A string answer is compared exactly after the declared normalisation (trimmed,
+runs of spaces as one, case folded unless ``case_sensitive``), so a hedge written into
+a string (``"ZX-42 or ZX-43"``) is not the value.
+
 An object answer is compared property by property (numbers within the tolerance, strings
 as declared, a list property as a set); its properties cannot be short free text
 (``maxLength``), because the loose reading must find each of them in prose among rivals

@@ -8,7 +8,10 @@ error the agent sees, and it may submit again. This tool also checks the date an
 time formats, which JSON Schema validators leave unchecked. A valid submission is
 kept in the episode's scratch, ends the episode (``request_stop`` with
 ``completed``) and is the episode's final answer; the gateway refuses every later
-call. Scoring reads the submission from the recorded call, never from here.
+call. One submission counts: a later ``submit_answer`` call with a different value
+(made in the same turn) is refused here and fails the answer when scored, whichever
+value was right (``scoring/checks/answer.py``). Scoring reads the submission from the
+recorded calls, never from here.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ SUBMITTED_KEY = "toolproof.submitted_answer"
 
 DESCRIPTION = (
     "Hand in your final answer to the task as a typed value. Call it once, when you are "
-    "sure: it ends the task, and no tool call runs after it."
+    "sure: it ends the task, no tool call runs after it, and a second, different answer "
+    "voids the first."
 )
 
 
