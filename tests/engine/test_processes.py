@@ -18,6 +18,7 @@ from toolproof.engine import RunConfig, Runner
 from toolproof.engine.executor import Worker
 from toolproof.engine.processes import ProcessExecutor
 from toolproof.results import EpisodeRecord, RunReader
+from toolproof.spec import load_suite
 from toolproof_helpers import make_task, strip_timing
 
 AGENT = "python:toolproof_test_agents:SlowRandom"
@@ -204,7 +205,7 @@ def test_each_worker_loads_only_the_task_files_the_run_selects(
     monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
     root = suite_dir([make_task(id=task_id) for task_id in ("a", "b", "c")])
     config = RunConfig(suite=str(root), agent=AGENT, epochs=2, seed=9, tasks=["a"])
-    worker = Worker(config, None)  # this process has loaded and checked the whole suite
+    worker = Worker(config, None, load_suite(root))  # this process loaded the whole suite
     for other in ("b", "c"):  # then the other tasks' files break: a worker that read them fails
         worker.suite.task_file(other).write_text("id: [not a task\n")
     runner = Runner(

@@ -101,7 +101,9 @@ class Worker:
 
     def __init__(self, config: RunConfig, run_dir: Path | None, suite: Suite | None = None) -> None:
         self.config = config
-        self.suite = suite or load_suite(config.suite, allow_drift=config.allow_drift)
+        self.suite = suite or load_suite(
+            config.suite, allow_drift=config.allow_drift, tasks=config.tasks
+        )
         options = config.agent_options
         chosen = config.placement is not None and config.placement.loop == "harness"
         if chosen and "loop" not in options:  # chosen by the run (_placement), not asked for

@@ -96,7 +96,9 @@ def load_checked_suite(
     is recorded there under a fingerprint of its files, the package and the live
     registries; while that fingerprint holds, a run of some ``tasks`` loads and checks
     only the files of the tasks they match (the returned suite holds only those), since
-    every other file is the one that passed. Anything else loads and checks it all.
+    every other file is the one that passed. Without such a record, a run of some
+    ``tasks`` loads and checks the files that may hold them (``load_suite(tasks=...)``),
+    and records nothing; a run of every task loads and checks it all.
 
     Args:
         name_or_path: The suite.
@@ -122,14 +124,16 @@ def load_checked_suite(
             if problems:
                 raise SpecError(problems)
             return selected
-    suite = load_suite(name_or_path, allow_drift=allow_drift)
+    # Some tasks: only their files are loaded and checked (another's broken file does not
+    # stop the run; `validate` loads every one), and the suite is not recorded as checked.
+    suite = load_suite(name_or_path, allow_drift=allow_drift, tasks=tasks)
     # A provided suite's reference calls are the upstream benchmark's own ground truth, which
     # its own checker scores (some fail their own schemas, as upstream ships them: see
     # docs/bfcl.md); they are not toolproof's to refuse.
     problems = check_suite_tasks(suite, solutions=not provided, commands_on_host=commands_on_host)
     if problems:
         raise SpecError(problems)
-    if fingerprint is not None and fingerprint[2] and _self_contained(suite):
+    if fingerprint is not None and fingerprint[2] and not tasks and _self_contained(suite):
         root = fingerprint[0]
         entries = [(t.id, suite.task_file(t.id).relative_to(root).as_posix()) for t in suite.tasks]
         # Recorded under the fingerprint taken *before* loading: a file changed meanwhile

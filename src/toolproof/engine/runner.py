@@ -95,7 +95,9 @@ class Runner:
         self.config = config
         self.run_dir = run_dir
         self.parallel = max(1, parallel)
-        self.suite = suite or load_suite(config.suite, allow_drift=config.allow_drift)
+        self.suite = suite or load_suite(
+            config.suite, allow_drift=config.allow_drift, tasks=config.tasks
+        )
         self._executor = executor
         self.executor_name = executor_name
         self.executor_options = dict(executor_options or {})

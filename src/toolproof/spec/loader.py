@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import os
 import random
+import re
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +24,7 @@ from ._find import resolve_suite_path as resolve_suite_path
 from ._find import task_files as task_files
 from ._semantic import suite_problems, suite_root_of, task_problems
 from ._suggest import did_you_mean
-from ._yamlsrc import Loc, SourceMap, load_document, number_problems
+from ._yamlsrc import MAX_FILE_BYTES, Loc, SourceMap, load_document, number_problems
 from ._yamlsrc import field_text as _field_text
 from .errors import Problem, SpecError
 from .providers import provided_suite
@@ -249,14 +251,55 @@ def suite_digest(root: Path) -> str:
     return sha.hexdigest()
 
 
-def load_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
+_QUICK_ID = re.compile(
+    r"""^id:[ \t]+(?:"([a-z0-9][a-z0-9_.-]*)"|'([a-z0-9][a-z0-9_.-]*)'|([a-z0-9][a-z0-9_.-]*))"""
+    r"[ \t]*(?:#.*)?\r?$",
+    re.MULTILINE,
+)
+
+
+def quick_task_id(file: Path) -> str | None:
+    """The task id a task file declares, read without parsing it: its one top-level
+    ``id:`` line with a plain or simply quoted id; None when that is not certain (no such
+    line, more than one, an anchor, a tag, unreadable bytes): then the file is loaded to
+    know."""
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(data) > MAX_FILE_BYTES:  # refused when loaded, with its message
+        return None
+    found = _QUICK_ID.findall(text)
+    if len(found) != 1 or text.count("\nid:") + text.startswith("id:") != 1:
+        return None
+    return str(next(part for part in found[0] if part))
+
+
+def _selected(file: Path, tasks: Sequence[str]) -> bool:
+    """Whether the task file may hold a task matching ``tasks`` (globs): True unless its
+    declared id is certain and matches none of them."""
+    task_id = quick_task_id(file)
+    return task_id is None or any(fnmatch.fnmatch(task_id, p) for p in tasks)
+
+
+def load_suite(
+    name_or_path: str | Path, *, allow_drift: bool = False, tasks: Sequence[str] = ()
+) -> Suite:
     """Load a suite by built-in name or directory, validating every task.
 
     A name such as ``bfcl:simple_python`` is built from an installed package
     (:mod:`toolproof.spec.providers`); ``allow_drift`` accepts another version of it.
 
+    With ``tasks`` (globs of task ids, as ``run --task``), only the task files that may
+    hold a matching task are loaded and validated (a file's declared id is read without
+    parsing it, :func:`quick_task_id`): a run of a few tasks of a large suite loads only
+    those, and another task's broken file does not stop it (``validate`` loads them all).
+    The suite's digest is of every file, as ever.
+
     Raises:
-        SpecError: all problems of all files at once.
+        SpecError: all problems of all files (of the selected ones) at once.
     """
     if not Path(name_or_path).exists():
         provided = provided_suite(str(name_or_path), allow_drift=allow_drift)
@@ -267,16 +310,18 @@ def load_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
     problems = suite_problems(config, root / "suite.yaml", source)
     if problems:
         raise SpecError(problems)
-    tasks: list[Task] = []
+    loaded: list[Task] = []
     files: dict[str, Path] = {}
     inside = root.resolve()
     for file in task_files(root / config.tasks):
-        if not file.resolve().is_relative_to(inside):
+        if not file.resolve().is_relative_to(inside):  # before any read: never outside
             problems.append(
                 Problem(
                     file, None, "", f"a link to {file.resolve()}, outside the suite; copy it in"
                 )
             )
+            continue
+        if tasks and not _selected(file, tasks):
             continue
         try:
             task = load_task(file, config, root)
@@ -286,11 +331,13 @@ def load_suite(name_or_path: str | Path, *, allow_drift: bool = False) -> Suite:
         if task.id in files:
             problems.append(Problem(file, None, "id", f"duplicate of {files[task.id]}"))
             continue
+        if tasks and not any(fnmatch.fnmatch(task.id, p) for p in tasks):
+            continue  # loaded to learn its id (not certain without parsing): not selected
         files[task.id] = file
-        tasks.append(task)
+        loaded.append(task)
     if problems:
         raise SpecError(problems)
-    suite = Suite(config=config, tasks=tasks, root=root, digest=suite_digest(root))
+    suite = Suite(config=config, tasks=loaded, root=root, digest=suite_digest(root))
     suite._task_files.update(files)
     return suite
 
