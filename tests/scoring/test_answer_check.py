@@ -117,3 +117,42 @@ def test_an_answer_that_doubts_or_denies_itself_commits_to_nothing(answer: str) 
 )
 def test_a_plain_answer_is_no_doubt(answer: str) -> None:
     assert self_doubt(answer) is None
+
+
+def test_one_submission_counts_a_second_different_one_fails_both() -> None:
+    """The gateway refuses every call after the accepted submission; trying to hand in a
+    different value spreads the answer over two, whichever was right."""
+    for first, second in ((7, 8), (8, 7)):
+        calls = [LOOKUP, (ANSWER_TOOL, {"answer": first}), (ANSWER_TOOL, {"answer": second}, True)]
+        result = _run(None, calls)
+        assert not result.passed and not result.passed_loose
+        (answer,) = result.checks
+        assert "one submission counts" in answer.detail
+
+
+@pytest.mark.parametrize("later", [{"answer": 7}, {"answer": 7.0}])
+def test_the_same_value_again_changes_nothing(later: dict[str, Any]) -> None:
+    calls = [LOOKUP, (ANSWER_TOOL, {"answer": 7}), (ANSWER_TOOL, later, True)]
+    assert _run(None, calls).passed
+
+
+@pytest.mark.parametrize("later", [{"answer": "7 or 8"}, {}, {"answer": None}])
+def test_any_other_later_submission_is_a_second_answer(later: dict[str, Any]) -> None:
+    calls = [LOOKUP, (ANSWER_TOOL, {"answer": 7}), (ANSWER_TOOL, later, True)]
+    assert not _run(None, calls).passed
+
+
+def test_a_refused_submission_before_the_accepted_one_is_a_correction() -> None:
+    calls = [LOOKUP, (ANSWER_TOOL, {"answer": "7 or 8"}, True), (ANSWER_TOOL, {"answer": 7})]
+    assert _run(None, calls).passed
+
+
+def test_a_hedge_written_into_a_short_string_answer_is_not_the_value() -> None:
+    checks = [{"kind": "answer", "type": {"type": "string", "maxLength": 40}, "expected": "ZX-42"}]
+    solution = {"calls": [{"tool": "get_stock", "args": {"product_id": "A"}}], "submit": "ZX-42"}
+    for said in ("ZX-42 or ZX-43", "maybe ZX-42", "ZX-42?"):
+        calls = [LOOKUP, (ANSWER_TOOL, {"answer": said})]
+        result = score(checks, answer=None, calls=calls, solution=solution)
+        assert not result.passed and not result.passed_loose
+    calls = [LOOKUP, (ANSWER_TOOL, {"answer": "  zx-42 "})]
+    assert score(checks, answer=None, calls=calls, solution=solution).passed
