@@ -25,7 +25,8 @@ ALLOWED: dict[frozenset[str], str] = {
     # Known circles left when this check came in (issue 35), outside the area of the helper
     # who wrote it; each says who fixes it. An entry whose circle is gone is simply unused:
     # delete it then. (engine/executor.py <-> processes.py and scoring/base.py <->
-    # scoring/checks were fixed before this check landed, so they are not here.)
+    # scoring/checks were fixed before this check landed, and gateway <-> gateway._server
+    # soon after, so they are not here.)
     frozenset({"toolproof.cli", "toolproof.cli._group"}): (
         "cli (helper 5): the group reads COMMANDS/HELP from the package that imports it"
     ),
@@ -125,10 +126,7 @@ def test_the_check_finds_a_circle_and_names_its_modules() -> None:
 
 
 ENGINE_TOOLKIT_IMPORTS: dict[tuple[str, str], str] = {
-    # engine/_jobs.py belongs to helper 2 (issue 35's lean episode), who had it open when
-    # this check landed: its isolation fact should ask tools.base.offers_commands and
-    # tools.context.command_backend (the same functions) instead; delete this entry then.
-    ("toolproof.engine._jobs", "toolproof.tools.toolkits.shell"): "helper 2",
+    # (engine module, toolkit module): why it may. None today; keep it that way.
 }
 
 

@@ -30,8 +30,9 @@ from toolproof.spec import (
     render,
 )
 from toolproof.tools import resolve_tools
+from toolproof.tools.base import offers_commands
+from toolproof.tools.context import command_backend
 from toolproof.tools.pool import ToolPool
-from toolproof.tools.toolkits.shell import backend_name, offers_commands
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import BlobStore
 
@@ -213,7 +214,7 @@ class Worker:
                 instance.task.sandbox,
                 commands_on_host=self.options.commands_on_host,
             )
-            return get_backend(backend_name(settings)).isolated
+            return get_backend(command_backend(settings)).isolated
         except (SpecError, SandboxError):  # no command could run at all
             return True
 
