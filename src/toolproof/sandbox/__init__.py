@@ -26,7 +26,7 @@ See docs/isolation.md for what each backend guarantees and what it does not.
 
 from toolproof.sandbox import _bwrap, _container, _docker, _process  # noqa: F401  (registers)
 from toolproof.sandbox._base import Sandbox
-from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._errors import SandboxError, SpawnerLost
 from toolproof.sandbox._identity import SANDBOX_GID, SANDBOX_UID, sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._registry import (
@@ -36,7 +36,6 @@ from toolproof.sandbox._registry import (
     sandbox,
 )
 from toolproof.sandbox._result import ExecResult
-from toolproof.sandbox._spawner import SpawnerLost
 from toolproof.sandbox._wsfs import reachable_tmp
 
 __all__ = [

@@ -24,11 +24,10 @@ from toolproof.sandbox._args import WORKSPACE, check_binds, check_env, inner_cwd
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._handover import OwnerWalk
 from toolproof.sandbox._identity import sandbox_owner
-from toolproof.sandbox._launch import Launcher
+from toolproof.sandbox._launch import Launcher, Slot
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Child
-from toolproof.sandbox._spawner_slot import SpawnerSlot
 from toolproof.sandbox._wsfs import (
     ReachableBinds,
     WorkspaceFs,
@@ -126,7 +125,7 @@ class Sandbox(Launcher, ABC):
         self.bind_origins: dict[str, str] = {}
         self._lock = threading.Lock()
         self._running: set[Child] = set()
-        self._slot: SpawnerSlot | None = None
+        self._slot: Slot | None = None
         self._closed = False
         self._scratch: Path | None = None
         self._scratch_cleanup: Callable[[], object] | None = None

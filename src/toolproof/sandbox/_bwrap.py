@@ -26,16 +26,19 @@ import os
 import shutil
 import subprocess
 import tempfile
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.sandbox._base import WORKSPACE, Sandbox
+from toolproof.sandbox._cgroup import CgroupSupport
 from toolproof.sandbox._errors import SandboxError
 from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._seccomp import program
+from toolproof.sandbox._spawner_slot import Lease, SpawnerSlot
 from toolproof.sandbox._wsfs import reachable_tmp
 
 __all__ = ["BwrapSandbox", "diagnose", "nproc_argv"]
@@ -332,6 +335,24 @@ class BwrapSandbox(Sandbox):
     def unavailable_reason(cls) -> str | None:
         """Why bubblewrap cannot be used here (with the fix), or None; probed once."""
         return _probe()[0]
+
+    def _lease(
+        self, support: CgroupSupport, pids: int | None, memory_mb: int | None
+    ) -> Lease | None:
+        """The sandbox's spawner for one command, or None (see ``SpawnerSlot.lease``)."""
+        slot = self._spawner_slot(support)
+        return None if slot is None else slot.lease(pids, memory_mb)
+
+    def _spawner_slot(self, support: CgroupSupport) -> SpawnerSlot | None:
+        """The sandbox's ``SpawnerSlot`` (made on first use), or None where none can run."""
+        if self.owner is None or not support.parents:
+            return None
+        with self._lock:
+            if self._slot is None:
+                self._slot = slot = SpawnerSlot(support)
+                weakref.finalize(self, slot.close)  # no helper outlives the sandbox
+                return slot
+            return self._slot if isinstance(self._slot, SpawnerSlot) else None
 
     def _etc_dir(self) -> Path:
         scratch = self._scratch_dir()

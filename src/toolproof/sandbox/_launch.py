@@ -1,20 +1,21 @@
-"""How a sandbox launches one command: cgroup, rlimits, spawner or gate, and the result.
+"""How a sandbox launches one command: cgroup, rlimits, lease or gate, and the result.
 
 ``Launcher`` is the part of ``Sandbox`` (``_base``) that runs a command once a backend
-has built its argv: it takes the sandbox's spawner (``_spawner_slot``) or a cgroup of
-the command's own, sets the rlimits, starts the tree (``_spawn``), tracks it so
-``close`` can kill it, classifies the limit hit (``_detect``) and checks the workspace
-size. It holds no state of its own: the attributes it reads are set by ``Sandbox``.
+has built its argv: it takes a ``Lease`` on the backend's command-starting helper where
+the backend offers one (``_lease``: bwrap's spawner, ``bwrap._spawner_slot``) or a
+cgroup of the command's own, sets the rlimits, starts the tree (``_spawn``), tracks it
+so ``close`` can kill it, classifies the limit hit (``_detect``) and checks the
+workspace size. It holds no state of its own: the attributes it reads are set by
+``Sandbox``. It knows no backend.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from toolproof.sandbox._args import command_argv
 from toolproof.sandbox._cgroup import (
@@ -27,15 +28,53 @@ from toolproof.sandbox._cgroup import (
     join_argv,
 )
 from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
-from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv, nproc_raise, sh_sets_rlimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._spawn import Child, Outcome, run_child, run_tree
-from toolproof.sandbox._spawner import SpawnerBroken, SpawnerLost, spawn_child
-from toolproof.sandbox._spawner_slot import Lease, SpawnerSlot
 from toolproof.sandbox._wsfs import WorkspaceFs, is_full
 
-__all__ = ["Launcher"]
+__all__ = ["Launcher", "Lease", "Slot"]
+
+
+class Lease(Protocol):
+    """One command's use of a helper that starts commands inside a reused cgroup."""
+
+    @property
+    def group(self) -> CommandCgroup:
+        """The cgroup the command is born in (its limits already set)."""
+
+    def start(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        user: tuple[int, int],
+        stdin: bool,
+        rlimits: list[tuple[int, int, int]],
+        pass_fds: Sequence[int],
+    ) -> Child:
+        """Start ``argv`` as ``user`` with these rlimits set before the uid drop.
+
+        Raises:
+            SpawnerBroken: Nothing was started (the command may take another path).
+            SpawnerLost: The helper failed after the request went out.
+            SandboxError: The program could not be started.
+        """
+
+    def release(self) -> None:
+        """The command is done: kill what it left and hand the helper back."""
+
+    def discard(self, why: str) -> None:
+        """The helper failed during the lease: stop it (a new one comes later)."""
+
+
+class Slot(Protocol):
+    """What a sandbox keeps of a backend's helper: closed with the sandbox."""
+
+    def close(self) -> None:
+        """Stop the helper now, or when the running command ends."""
 
 
 class Launcher:
@@ -47,7 +86,7 @@ class Launcher:
     workspace: Path
     _lock: threading.Lock
     _running: set[Child]
-    _slot: SpawnerSlot | None
+    _slot: Slot | None
     _closed: bool
 
     _argv = staticmethod(command_argv)
@@ -177,9 +216,9 @@ class Launcher:
             try:
                 return run(lease.group, lease)
             except SpawnerBroken as exc:  # nothing started: the per-command path
-                lease.slot.discard(lease, str(exc))
+                lease.discard(str(exc))
             except SpawnerLost as exc:
-                lease.slot.discard(lease, str(exc))
+                lease.discard(str(exc))
                 raise
         try:
             group = CommandCgroup(support, pids=pids, memory_mb=limits.memory_mb)
@@ -190,19 +229,9 @@ class Launcher:
     def _lease(
         self, support: CgroupSupport, pids: int | None, memory_mb: int | None
     ) -> Lease | None:
-        """The sandbox's spawner for one command, or None (see ``SpawnerSlot.lease``)."""
-        slot = self._spawner_slot(support)
-        return None if slot is None else slot.lease(pids, memory_mb)
-
-    def _spawner_slot(self, support: CgroupSupport) -> SpawnerSlot | None:
-        """The sandbox's ``SpawnerSlot`` (made on first use), or None where none can run."""
-        if self.owner is None or not support.parents:
-            return None
-        with self._lock:
-            if self._slot is None:
-                self._slot = SpawnerSlot(support)
-                weakref.finalize(self, self._slot.close)  # no helper outlives the sandbox
-            return self._slot
+        """A lease on the backend's command-starting helper for one command, or None:
+        the command gets a cgroup of its own. None here; bwrap overrides it."""
+        return None
 
     def _exec_in(
         self,
@@ -247,8 +276,8 @@ class Launcher:
                     hand_over()
                 self._check_open()
                 try:
-                    child = spawn_child(lease.spawner, argv, env=env, cwd=str(host_cwd),
-                                        user=self.owner, stdin=stdin is not None,
+                    child = lease.start(argv, env=env, cwd=str(host_cwd), user=self.owner,
+                                        stdin=stdin is not None,
                                         rlimits=[*values, *([raised] if raised else [])],
                                         pass_fds=pass_fds)  # fmt: skip
                 except SpawnerBroken:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from toolproof.sandbox import _cgroup
-from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
 from toolproof.sandbox._exec_helper import exec_helper
 from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
 
@@ -48,19 +48,6 @@ def _state(pid: int) -> str | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
-
-
-class SpawnerBroken(Exception):
-    """The helper did not answer as it should; nothing was started."""
-
-
-class SpawnerLost(SandboxError):
-    """The helper failed after a request went out: the command may have started.
-
-    A harness fault the harness witnessed (the helper is toolproof's, beyond the
-    command's reach: another uid, OOM-immune), so the episode is an ``infra_error``
-    (through the tool crash it causes), never the agent's tool timeout.
-    """
 
 
 class Spawner:

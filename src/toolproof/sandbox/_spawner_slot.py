@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping, Sequence
 
 from toolproof.sandbox._cgroup import CgroupSupport
+from toolproof.sandbox._errors import SpawnerBroken
 from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
-from toolproof.sandbox._spawner import Spawner, SpawnerBroken
+from toolproof.sandbox._spawn import Child
+from toolproof.sandbox._spawner import Spawner, spawn_child
 
 __all__ = ["Lease", "SpawnerSlot"]
 
@@ -29,14 +32,34 @@ _SHMEM_RECYCLE = 4 * 1024 * 1024
 
 
 class Lease:
-    """One command's use of the slot's spawner (``SpawnerSlot.lease``)."""
+    """One command's use of the slot's spawner (``SpawnerSlot.lease``): the ``Lease``
+    that ``_launch.Launcher`` drives."""
 
     def __init__(self, slot: SpawnerSlot, spawner: Spawner) -> None:
         self.slot, self.spawner, self.group = slot, spawner, spawner.group
 
+    def start(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        user: tuple[int, int],
+        stdin: bool,
+        rlimits: list[tuple[int, int, int]],
+        pass_fds: Sequence[int],
+    ) -> Child:
+        """Start the command through the spawner (see ``_spawner.spawn_child``)."""
+        return spawn_child(self.spawner, argv, env=env, cwd=cwd, user=user, stdin=stdin,
+                           rlimits=rlimits, pass_fds=pass_fds)  # fmt: skip
+
     def release(self) -> None:
         """Kill what the command left and hand the spawner back."""
         self.slot._give_back(self.spawner)
+
+    def discard(self, why: str) -> None:
+        """The spawner failed during this lease: stop it; the command falls back."""
+        self.slot.discard(self, why)
 
 
 class SpawnerSlot:
