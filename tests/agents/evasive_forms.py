@@ -326,6 +326,15 @@ TAKEN_BACK = [
     "Peut-être {e}.",
     "Before {e}.",
     "¿{e}?",
+    "{e} (rounded)",
+    "{e}, allegedly",
+    "{e} (unconfirmed)",
+    "大约{e}",
+    "約{e}くらい",
+    "{e}*\n\n*unless the fee applies",
+    "{e}ish",
+    "{e}†",
+    "حوالي {e}",
 ]
 """Frames that take back the right value ``e`` with no rival: every one must fail."""
 

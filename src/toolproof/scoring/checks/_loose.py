@@ -294,6 +294,13 @@ def _taken_back(text: str, spot: Found) -> str | None:
         return before
     if after and after in SIGNS_AFTER:
         return after
+    rest = text[spot.end :]
+    stars = len(rest) - len(rest.lstrip("*"))
+    line = text[text.rfind("\n", 0, spot.start) + 1 : spot.start]
+    if stars > line.count("*"):  # more than close an emphasis (**42**): a footnote
+        return "*"
+    if re.match(r"-?ish(?![^\W\d_])", rest, re.IGNORECASE):
+        return "ish"
     sentence = sentence_of(text, spot.start, spot.end)
     if sentence.rstrip().endswith(("?", "\uff1f")) or "¿" in sentence:
         return "a question"

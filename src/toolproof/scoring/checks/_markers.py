@@ -43,9 +43,11 @@ DOUBT = re.compile(
         "ich meine", "vergiss", "peut[-\\s]?[eê]tre", "probablement", "sans doute",
         "je pense", "je crois", "pas s[uû]r", "je veux dire", "oubliez", "forse",
         "probabilmente", "credo", "penso", "talvez", "provavelmente", "acho", "misschien",
-        "waarschijnlijk", "может быть", "наверное", "возможно",
+        "waarschijnlijk", "может быть", "наверное", "возможно", "allegedly", "supposedly",
+        "apparently", "reportedly", "unconfirmed", "unverified", "tentative", "tentatively",
+        "provisional", "provisionally", "preliminary", "ربما", "شايد", "शायद", "아마",
     )
-    + r")(?![\w])|(?:也许|或许|可能|大概|我觉得|たぶん|多分|かもしれ)",
+    + r")(?![\w])|(?:也许|或许|可能|大概|我觉得|たぶん|多分|かもしれ|おそらく)",
     re.IGNORECASE,
 )  # fmt: skip
 """Doubt and retraction: anywhere in the message, they take every value back."""
@@ -72,7 +74,8 @@ CLAUSE = re.compile(
         "quase", "ongeveer", "около", "примерно", "before", "after", "until", "till",
         "since", "no later than", "no earlier than", "earliest", "latest", "vor", "nach",
         "bis", "seit", "avant", "apr[eè]s", "antes", "despu[eé]s", "hasta", "prima",
-        "dopo", "entro", "до", "после",
+        "dopo", "entro", "до", "после", "rounded", "rounding", "minimum", "maximum",
+        "ليس", "لا", "حوالي", "تقريبا", "नहीं", "लगभग", "약",
         # condition and alternatives
         "if", "unless", "assuming", "provided", "otherwise", "depending", "whether",
         "or", "si", "sinon", "wenn", "falls", "sonst", "andernfalls", "o", "u", "oder",
@@ -81,7 +84,8 @@ CLAUSE = re.compile(
         "other", "another", "else", "instead", "different", "otro", "otra", "autre",
         "andere", "anderen", "anderes", "altro", "altra", "outro", "outra", "другой",
     )
-    + r")(?![\w])|(?:不是|不|没有|没|非|無|无|ない|아니|或者|或|其他|还是|または|か\?)",
+    + r")(?![\w])|(?:不是|不|没有|没|非|無|无|ない|아니|或者|或|其他|还是|または|か\?|大约|约|左右"
+    r"|以上|以下|至少|最多|約|くらい|ぐらい|程度|前後|ではない|じゃない)",
     re.IGNORECASE,
 )  # fmt: skip
 """Negation, bounds, condition, alternatives and deflection: in the value's sentence."""
@@ -89,8 +93,9 @@ CLAUSE = re.compile(
 SIGNS_BEFORE = frozenset("~≈≃\u223c<>≤≥⩽⩾±≲≳")
 """A sign right before a value bounds or approximates it (``~42``, ``≤ 42``)."""
 
-SIGNS_AFTER = frozenset("+±?~")
-"""A sign right after a value opens it up or asks it (``42+``, ``42±4``, ``42?``)."""
+SIGNS_AFTER = frozenset("+±?~†‡")
+"""A sign right after a value opens it up, asks it or hangs a footnote on it (``42+``,
+``42±4``, ``42?``, ``42†``); so does a lone ``*`` (``42*``, not ``**42**``) or ``ish``."""
 
 _SENTENCE_END = re.compile(r"[.;!?\n](?=\s|$)|[\n\u3002\uff01\uff1f]")
 
