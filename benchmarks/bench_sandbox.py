@@ -55,9 +55,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolproof.sandbox import Sandbox, _launch, get_backend
-from toolproof.sandbox._bwrap import _PATH, _probe, _write_etc, build_argv, seccomp_pipe
 from toolproof.sandbox._cgroup import CgroupSupport, host_support
 from toolproof.sandbox._identity import sandbox_owner
+from toolproof.sandbox.bwrap._backend import _PATH, _probe, _write_etc, build_argv, seccomp_pipe
 
 
 def _cpu() -> float:

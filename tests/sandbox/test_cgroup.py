@@ -21,7 +21,7 @@ from toolproof.sandbox._cgroup import (
     host_support,
     join_argv,
 )
-from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
+from toolproof.sandbox.bwrap._sandbox_cgroup import SandboxCgroup
 
 V1_MOUNTINFO = """\
 30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw

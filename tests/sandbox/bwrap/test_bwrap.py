@@ -117,7 +117,7 @@ def test_toolproofs_own_package_is_hidden_where_a_bind_shows_it(
     A system-wide install puts the package under /usr, which every command sees; a bind
     of a directory holding it (a virtualenv) shows it too. Both are covered by a tmpfs.
     """
-    from toolproof.sandbox import _bwrap
+    from toolproof.sandbox.bwrap import _backend as _bwrap
 
     package = _bwrap.PACKAGE
     assert (package / "suites" / "core" / "suite.yaml").is_file()
@@ -137,7 +137,7 @@ def test_toolproofs_own_package_is_hidden_where_a_bind_shows_it(
 
 
 def test_build_argv_masks_the_package_only_where_it_is_visible() -> None:
-    from toolproof.sandbox._bwrap import build_argv
+    from toolproof.sandbox.bwrap._backend import build_argv
 
     def masks(
         hide: Path, ro_binds: dict[str, str], origins: dict[str, str] | None = None
@@ -303,7 +303,7 @@ def _python_for(uid: int) -> str:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the check as another user")
 def test_without_cgroups_rlimits_hold_for_an_unprivileged_harness() -> None:
     """RLIMIT_NPROC in the user namespace works when the harness is not root."""
-    src = Path(__file__).resolve().parents[2] / "src"
+    src = Path(__file__).resolve().parents[3] / "src"
     python = _python_for(65534)
     shared = reachable_tmp((65534, 65534))  # nobody reaches it, even under a private TMPDIR
     with tempfile.TemporaryDirectory(prefix="toolproof-nobody-", dir=shared) as tmp:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from toolproof.sandbox import Sandbox
-from toolproof.sandbox import _seccomp as seccomp_module
-from toolproof.sandbox._seccomp import (
+from toolproof.sandbox.bwrap import _seccomp as seccomp_module
+from toolproof.sandbox.bwrap._seccomp import (
     AARCH64,
     ARCHES,
     CLONE_NAMESPACES,

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 
 from toolproof.sandbox._cgroup import CgroupSupport
 from toolproof.sandbox._errors import SpawnerBroken
-from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
 from toolproof.sandbox._spawn import Child
-from toolproof.sandbox._spawner import Spawner, spawn_child
+from toolproof.sandbox.bwrap._sandbox_cgroup import SandboxCgroup
+from toolproof.sandbox.bwrap._spawner import Spawner, spawn_child
 
 __all__ = ["Lease", "SpawnerSlot"]
 

@@ -37,9 +37,9 @@ from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv
 from toolproof.sandbox._registry import sandbox
 from toolproof.sandbox._result import ExecResult
-from toolproof.sandbox._seccomp import program
-from toolproof.sandbox._spawner_slot import Lease, SpawnerSlot
 from toolproof.sandbox._wsfs import reachable_tmp
+from toolproof.sandbox.bwrap._seccomp import program
+from toolproof.sandbox.bwrap._spawner_slot import Lease, SpawnerSlot
 
 __all__ = ["BwrapSandbox", "diagnose", "nproc_argv"]
 
@@ -51,7 +51,7 @@ _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: toolproof's own package (its suites: task files with reference solutions, hidden tests).
 #: Where a bound directory holds it (a system-wide ``pip install`` under /usr), it is
 #: covered by an empty tmpfs inside, so no command can read what scores it.
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parents[2]
 #: Top-level system directories bound read-only (or recreated as the host's symlinks).
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: The parts of /etc programs need; the rest of /etc (and its secrets) stays out.

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.sandbox import SANDBOX_UID, SandboxError, _bwrap, _wsfs, get_backend, reachable_tmp
+from toolproof.sandbox import SANDBOX_UID, SandboxError, _wsfs, get_backend, reachable_tmp
+from toolproof.sandbox.bwrap import _backend as _bwrap
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user exists for root only")
 

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolproof.sandbox import SANDBOX_GID, SANDBOX_UID, _exec_helper
+from toolproof.sandbox import SANDBOX_GID, SANDBOX_UID
+from toolproof.sandbox.bwrap import _exec_helper
 
 _EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "30"))
 needs_root_and_cc = pytest.mark.skipif(

@@ -28,8 +28,8 @@ from typing import IO
 
 from toolproof.sandbox import _cgroup
 from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
-from toolproof.sandbox._exec_helper import exec_helper
-from toolproof.sandbox._sandbox_cgroup import SandboxCgroup
+from toolproof.sandbox.bwrap._exec_helper import exec_helper
+from toolproof.sandbox.bwrap._sandbox_cgroup import SandboxCgroup
 
 __all__ = ["SpawnedChild", "Spawner", "SpawnerBroken", "SpawnerLost", "spawn_child"]
 

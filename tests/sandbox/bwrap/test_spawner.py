@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
-from toolproof.sandbox import _spawner as spawner_module
 from toolproof.sandbox._cgroup import host_support
-from toolproof.sandbox._exec_helper import exec_helper
-from toolproof.sandbox._spawner import Spawner, SpawnerBroken, SpawnerLost
+from toolproof.sandbox.bwrap import _spawner as spawner_module
+from toolproof.sandbox.bwrap._exec_helper import exec_helper
+from toolproof.sandbox.bwrap._spawner import Spawner, SpawnerBroken, SpawnerLost
 from toolproof.spec import SandboxSpec, WorldSpec
 from toolproof.tools import ToolContext, ToolCrash, ToolGateway, load_builtin, registry
 from toolproof.tools.toolkits.shell import SETTINGS_KEY, episode_shell
@@ -301,7 +301,7 @@ def test_the_spawner_and_its_command_die_with_the_harness(
     token = "7770777"
     workspace = tmp_path / "other"
     workspace.mkdir()
-    src = str(Path(__file__).parents[2] / "src")
+    src = str(Path(__file__).parents[3] / "src")
     # Its own mount namespace: the workspace tmpfs it mounts goes when it dies.
     harness = subprocess.Popen(
         ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", _HARNESS,
