@@ -91,6 +91,17 @@ SYNTHETIC = [
 ]
 """One check of every answer type (number with unit, date, time, option, id, lists, object)."""
 
+PLACE = check(
+    {
+        "type": "object",
+        "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+        "required": ["latitude", "longitude"],
+        "additionalProperties": False,
+    },
+    {"latitude": 46.3551, "longitude": 14.1188},
+    tolerance=0.00005,
+)
+
 
 def _suite_checks() -> list[AnswerCheck]:
     out = []
@@ -138,6 +149,42 @@ def _rival_text(answer: AnswerCheck, n: int, how: int) -> str | None:
         return None
     forms = notations(schema, other)
     return forms[how % len(forms)]
+
+
+GLUE = [" ", ", ", "; ", " / ", " | ", "\n", " (", ") ", " - ", " and ", " then ", ": ", " => "]
+GLUE += [" vs ", " & ", " + ", " ... ", "\t", " <br> ", " · ", " » ", " → "]
+FILLER = ["The", "answer", "is", "final", "total", "value", "I", "found", "checked", "account"]
+FILLER += ["result", "here", "**", "`", "-", "#"]
+
+
+@FUZZ
+@given(
+    st.sampled_from(ALL),
+    st.integers(0, 4),
+    st.integers(0, 40),
+    st.lists(st.sampled_from(FILLER), max_size=4),
+    st.lists(st.sampled_from(GLUE), min_size=8, max_size=8),
+    st.randoms(use_true_random=False),
+)
+def test_the_right_value_and_a_rival_glued_any_way_fail(
+    answer: AnswerCheck,
+    n: int,
+    how: int,
+    filler: list[str],
+    glue: list[str],
+    order: Any,
+) -> None:
+    """No frame at all: the value, a rival in any notation and filler words, shuffled and
+    joined by any punctuation."""
+    rival = _rival_text(answer, n, how)
+    assume(rival is not None)
+    if answer.type.get("type") == "object":  # another field's value is no rival
+        assume(all(rival != said(v) for v in answer.expected.values()))
+    parts = [said(answer.expected), str(rival), *filler]
+    order.shuffle(parts)
+    text = "".join(part + glue[i % len(glue)] for i, part in enumerate(parts))
+    verdict = loose_verdict(answer, text)
+    assert not verdict.passed, (text, verdict.detail)
 
 
 def test_the_suites_have_typed_answers() -> None:
@@ -225,6 +272,9 @@ def test_a_full_date_in_any_language_passes_and_a_partial_one_fails() -> None:
         (SYNTHETIC[1], "42 4\u200b6"),
         (SYNTHETIC[1], "42, Ⅳ"),
         (SYNTHETIC[1], "42. XLVI."),
+        (SYNTHETIC[1], "42 | X"),
+        (SYNTHETIC[1], "42, cero"),
+        (SYNTHETIC[1], "42 (one)"),
         (SYNTHETIC[1], "42 or 4.6e1"),
         (SYNTHETIC[1], "42 (42k)"),
         (SYNTHETIC[1], "42 (3/4 of them)"),
@@ -287,6 +337,8 @@ def test_a_full_date_in_any_language_passes_and_a_partial_one_fails() -> None:
         (SYNTHETIC[13], "T-1, T-6, T-1"),
         (SYNTHETIC[14], "D, B"),
         (SYNTHETIC[14], "B, D, B"),
+        # an object's fields of one type, swapped
+        (PLACE, "longitude 14.1188, latitude 46.3551"),
     ],
 )
 def test_the_issues_evasive_answers_fail(answer: AnswerCheck, text: str) -> None:

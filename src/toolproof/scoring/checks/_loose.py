@@ -26,7 +26,9 @@ the whole message rather than from a list of phrasings:
 The cost of failing closed is a false negative on loose only, which a typed
 submission avoids. A short string answer passes only when the whole message is that
 string. An object answer (a name and a number) is read property by property: each
-must pass on its own; another property's value is no rival of it.
+must pass on its own; another property's value is no rival of it, but then the
+properties that share values of one type must be named in their declared order (else
+which value is which cannot be told: a swap fails).
 """
 
 from __future__ import annotations
@@ -89,7 +91,11 @@ def _numbers(text: str, unit: str | None) -> tuple[list[Found], list[Unreadable]
             unreadable.append(Unreadable(token.why))
         else:
             found.append(Found(token.value, token.start, token.end))
-    found += [Found(t.value, t.start, t.end) for t in roman_numbers(plain)]
+    for token in roman_numbers(plain):
+        if token.value is None:
+            unreadable.append(Unreadable(token.why))
+        else:
+            found.append(Found(token.value, token.start, token.end))
     unsure: list[str] = []
     found += [Found(v, s, e) for v, s, e in number_words(plain, unsure)]
     unreadable += [Unreadable(f"{word!r} may be a number") for word in unsure]
@@ -224,6 +230,7 @@ def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     """An object answer: each property read on its own over the whole text, every one of
     them exactly its expected value with no rival of its type and nothing taking it back."""
     found: list[str] = []
+    firsts: list[tuple[str, int]] = []  # where each field that shares a type is first named
     for name in check.type["properties"]:
         others = [  # another field's value is no rival of this one (latitude, longitude)
             v
@@ -231,10 +238,23 @@ def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
             if k != name
             for v in (value if isinstance(value, list) else [value])
         ]
-        verdict = _verdict(answer_part(check, name), text, others)
+        field = answer_part(check, name)
+        verdict = _verdict(field, text, others)
         found += [f"{name}={c}" for c in verdict.candidates]
         if not verdict.passed:
             return LooseVerdict(False, f"{name}: {verdict.detail}", tuple(found[:20]))
+        seen = _scan(field, text, others)[0]
+        if any(_same(field, c.value, o) for c in seen for o in others):
+            wanted = field.expected if isinstance(field.expected, list) else [field.expected]
+            firsts.append(
+                (name, min(c.start for c in seen if any(_same(field, c.value, w) for w in wanted)))
+            )
+    if [n for n, _ in sorted(firsts, key=lambda f: f[1])] != [n for n, _ in firsts]:
+        detail = (
+            "fields of one type are named out of the declared order "
+            f"({', '.join(n for n, _ in firsts)}): which value is which cannot be told"
+        )
+        return LooseVerdict(False, detail, tuple(found[:20]))
     return LooseVerdict(
         True, "every field exactly its expected value, with no rival", tuple(found[:20])
     )

@@ -8,9 +8,9 @@ German, Dutch, French, Spanish, Italian, Portuguese and Russian, compounds inclu
 ``cuarenta y dos``, ``doscientos``, ``quarantadue``, ``сорок два``): a word is a number
 when it is made of number morphemes alone (and joiners such as ``und`` between
 them), and a run of such words is one number where it reads as one. A lone word that
-is mostly something else is not read: ``one`` (``the one I paid``), ``due``, ``once``;
-one that may be a number or another word (articles ``un``, ``ein``; ``Sept``, ``elf``) is
-reported as unsure; inside a longer number both are read.
+is mostly something else is not read (``due``); one that may be a number or another
+word (``one``, ``once``, articles ``un``, ``ein``; ``Sept``, ``elf``) is reported as
+unsure; inside a longer number both are read.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ _FOREIGN: dict[str, int] = {
     "veertig": 40, "vijftig": 50, "zestig": 60, "zeventig": 70, "tachtig": 80,
     "negentig": 90, "honderd": 100, "duizend": 1000, "miljoen": 10**6,
     # Spanish
-    "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
+    "cero": 0, "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
     "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "trece": 13,
     "catorce": 14, "quince": 15, "dieci": 10, "veinte": 20, "veinti": 20, "treinta": 30,
     "cuarenta": 40, "cincuenta": 50, "sesenta": 60, "setenta": 70, "ochenta": 80,
@@ -107,22 +107,24 @@ _JOINERS_IN = ("und", "en", "ën", "y", "e", "et", "i")
 
 _NEVER_ALONE = frozenset(
     {
-        "one", "due", "once", "der", "veer", "sech", "sieb", "vent", "veinti", "i", "e", "y",
-        "en", "et", "und",
+        "due", "der", "veer", "sech", "sieb", "vent", "veinti", "i", "e", "y", "en", "et",
+        "und",
     }
 )  # fmt: skip
 """Read only inside a longer number: parts of words (``der`` in ``dertig``, ``vent`` in
-``ventotto``), joiners, and English words (``one`` as a pronoun, ``due``, ``once``)."""
+``ventotto``), joiners, and ``due`` (the amount due is an English phrase, not a 2)."""
 
 _UNSURE_ALONE = frozenset(
     {
-        "ein", "eine", "een", "un", "une", "uno", "una", "um", "uma", "sei", "otto", "sept",
+        "one", "once", "ein", "eine", "een", "un", "une", "uno", "una", "um", "uma", "sei",
+        "otto", "sept",
         "cent", "cents", "elf", "null", "mil", "mila", "seize", "dos", "tre", "mille", "dez",
         "dieci",
     }
 )  # fmt: skip
-"""Alone, maybe a number and maybe another word (an article, ``Sept``, ``elf``): the
-reader cannot tell, so a lone one is reported as such (``number_words(..., unsure)``)."""
+"""Alone, maybe a number and maybe another word (``one`` as a pronoun, ``once``, an
+article, ``Sept``, ``elf``): the reader cannot tell, so a lone one is reported as such
+(``number_words(..., unsure)``) and the loose reader fails closed on it."""
 
 _ENGLISH: dict[str, int] = {
     **_UNITS,

@@ -125,16 +125,21 @@ def digit_numbers(text: str, unit: str | None = None) -> Iterator[NumberToken]:
         yield NumberToken(value * factor, start, end)
 
 
-_ROMAN = re.compile(r"(?<![\w])[MDCLXVI]{2,}(?![\w])")
+_ROMAN = re.compile(r"(?<![\w])[MDCLXVI]+(?![\w])")
 _ROMAN_VALID = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
 _ROMAN_VALUES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
 
 
 def roman_numbers(text: str) -> Iterator[NumberToken]:
-    """Roman numerals in capitals, two letters or more (``XLII``, ``IV``): a lone ``I`` is
-    a pronoun, and a numeral character (``Ⅳ``) was already made digits by normalising."""
+    """Roman numerals in capitals (``XLII``, ``IV``, ``X``): a lone ``I`` is a pronoun, and
+    a numeral character (``Ⅳ``) was already made digits by normalising. A lone ``V``,
+    ``X``, ``L``, ``C``, ``D`` or ``M`` may be a numeral or a letter (``plan B``, size
+    ``M``): it comes back unreadable (value None)."""
     for m in _ROMAN.finditer(text):
-        if not _ROMAN_VALID.fullmatch(m[0]):
+        if m[0] == "I" or not _ROMAN_VALID.fullmatch(m[0]):
+            continue
+        if len(m[0]) == 1:
+            yield NumberToken(None, m.start(), m.end(), f"{m[0]!r} may be a Roman numeral")
             continue
         values = [_ROMAN_VALUES[ch] for ch in m[0]]
         total = sum(
