@@ -97,7 +97,7 @@ class Arch:
 
 
 # From /usr/include/x86_64-linux-gnu/asm/unistd_64.h and asm-generic/unistd.h (aarch64);
-# tests/sandbox/test_seccomp.py compares them with the headers where they are installed.
+# tests/sandbox/bwrap/test_seccomp.py compares them with the headers where they are installed.
 X86_64 = Arch(
     "x86_64",
     0xC000_003E,
