@@ -15,6 +15,8 @@ through the engine instead of this tool.
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from typing import Any
 
 from toolproof.trajectory import ToolKind
@@ -39,3 +41,21 @@ async def ask_user(ctx: ToolContext, question: str) -> dict[str, Any]:
         raise ToolError(NO_USER)
     reply, answered_by = await ctx.user.ask(question)
     return {"reply": reply, "answered_by": answered_by}
+
+
+#: Names this module had before the user moved to its own layer (issue 35), for plug-ins
+#: written against the old path. Resolved on access, by name, with a DeprecationWarning:
+#: the tools layer imports nothing above it at import time.
+_MOVED = frozenset({"user_simulator", "user_simulators", "ModelUser", "ScriptedUser"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(
+            f"toolproof.tools.toolkits.user.{name} moved to toolproof.users.{name}; "
+            "import it from there (the old path will be removed)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("toolproof.users"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
