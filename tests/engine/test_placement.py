@@ -32,7 +32,11 @@ def _choose(config: RunConfig, **given: Any) -> Placement | None:
 
 def test_many_in_flight_chooses_a_worker_per_core_for_a_built_in_agent() -> None:
     assert _choose(_config("oracle")) == Placement(workers=2, loop=None)
-    assert _choose(_config("random"), cores=8) == Placement(workers=8, loop=None)
+    assert _choose(_config("random"), cores=8, planned=20_000) == Placement(workers=8, loop=None)
+    # a worker process for every 1,000 episodes at most: its start-up must pay for itself
+    assert _choose(_config("random"), cores=8) == Placement(workers=5, loop=None)
+    assert _choose(_config("oracle"), planned=1999) is None
+    assert _choose(_config(QUICK), planned=1999) == Placement(workers=1, loop="harness")
 
 
 def test_an_async_python_agent_also_goes_on_the_harness_loop() -> None:
