@@ -13,13 +13,9 @@ isolation; a stretch over ``block_limit_s`` without an await ends its episode.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from toolproof.spec import Problem, SpecError
 
@@ -37,50 +33,9 @@ from ..base import (
 )
 from ._harness_loop import BLOCK_LIMIT_S, check_stretch, on_harness_loop
 from ._own_thread import AgentCodeError, builds_user_code, on_own_thread
+from ._user_import import import_target
 
-
-def import_target(target: str, what: str) -> Any:
-    """Import ``module:attr`` (the current directory is importable).
-
-    Raises:
-        SpecError: malformed target, module or attribute not found.
-    """
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise SpecError(
-            [
-                Problem(
-                    None,
-                    None,
-                    what,
-                    f"{target!r} must look like 'module:attr', e.g. 'my_agent:agent'",
-                )
-            ]
-        )
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SpecError(
-            [
-                Problem(
-                    None,
-                    None,
-                    what,
-                    f"cannot import module {module_name!r}: {exc}; check PYTHONPATH",
-                )
-            ]
-        ) from exc
-    obj = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise SpecError(
-                [Problem(None, None, what, f"module {module_name!r} has no attribute {attr!r}")]
-            )
-        obj = getattr(obj, part)
-    return obj
+__all__ = ["build", "import_target"]
 
 
 @agent("python")
