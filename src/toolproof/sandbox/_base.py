@@ -27,6 +27,7 @@ from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox._launch import Launcher, Slot
 from toolproof.sandbox._limits import ResourceLimits
 from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._sizewatch import SizeWatch
 from toolproof.sandbox._spawn import Child
 from toolproof.sandbox._wsfs import (
     ReachableBinds,
@@ -116,6 +117,8 @@ class Sandbox(Launcher, ABC):
         if reason is not None:
             raise SandboxError(f"the {self.name!r} sandbox backend cannot run here: {reason}")
         self.workspace = path.resolve()
+        self._sizes = SizeWatch(self.workspace)  # the size check after each command
+        weakref.finalize(self, self._sizes.close)  # its watches go with an unclosed sandbox
         self.limits = limits
         self.image = image
         self.ro_binds = check_binds(ro_binds)
@@ -247,6 +250,7 @@ class Sandbox(Launcher, ABC):
         if self._scratch_cleanup is not None:
             self._scratch_cleanup()
             self._scratch = self._scratch_cleanup = None
+        self._sizes.close()
 
     def __enter__(self) -> Self:
         return self

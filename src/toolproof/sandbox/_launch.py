@@ -27,10 +27,11 @@ from toolproof.sandbox._cgroup import (
     host_support,
     join_argv,
 )
-from toolproof.sandbox._detect import WorkspaceWatch, classify, workspace_bytes
+from toolproof.sandbox._detect import WorkspaceWatch, classify
 from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv, nproc_raise, sh_sets_rlimits
 from toolproof.sandbox._result import ExecResult
+from toolproof.sandbox._sizewatch import SizeWatch
 from toolproof.sandbox._spawn import Child, Outcome, run_child, run_tree
 from toolproof.sandbox._wsfs import WorkspaceFs, is_full
 
@@ -87,6 +88,7 @@ class Launcher:
     _lock: threading.Lock
     _running: set[Child]
     _slot: Slot | None
+    _sizes: SizeWatch
     _closed: bool
 
     _argv = staticmethod(command_argv)
@@ -379,7 +381,7 @@ class Launcher:
             raise SandboxError(outcome.stderr.decode("utf-8", errors="replace").strip())
         # file_size too: without a tmpfs, RLIMIT_FSIZE is capped at the workspace budget.
         if hit in (None, "file_size") and limits.workspace_mb is not None:
-            over = workspace_bytes(self.workspace) > limits.workspace_mb * 1024 * 1024
+            over = self._sizes.bytes() > limits.workspace_mb * 1024 * 1024
             # A full tmpfs held the command at its size or inode limit (ENOSPC inside).
             if over or (self._fs is not None and self._fs.limited and is_full(self.bind_source)):
                 hit = "workspace_size"
