@@ -397,7 +397,9 @@ def _supervise(
 
     stopped: str | None = None
     ended_at: float | None = None  # when the command exited or was killed
-    poll = 0.001
+    # An exit descriptor wakes the loop at the exit, so there is nothing to poll for
+    # before the first event read; without one, short sleeps catch the exit early.
+    poll = 0.001 if pidfd is None else _EVENTS_EVERY_S
     events_at = start + _EVENTS_EVERY_S
     try:
         while pump.open:
