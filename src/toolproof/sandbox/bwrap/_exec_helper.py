@@ -30,6 +30,8 @@ _log = logging.getLogger(__name__)
 #: The helper's C source, shipped inside the package.
 SOURCE = Path(__file__).with_name("_exec_helper.c")
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: How it is built (part of the digest: a new recipe builds a new file).
+_RECIPE = b"cc -O2, -static where the C library allows"
 #: How many times this process ran the compiler (tests count them).
 builds = 0
 
@@ -66,7 +68,11 @@ def _directory() -> Path | None:
 
 
 def _compile(source: Path, target: Path) -> bool:
-    """Compile ``source`` to ``target`` (atomically); False when no compiler could."""
+    """Compile ``source`` to ``target`` (atomically); False when no compiler could.
+
+    Linked statically where the C library allows it (no dynamic loader at each
+    command's start: ≈0.1 ms of CPU), else dynamically.
+    """
     global builds
     compiler = shutil.which("cc", path=_PATH) or shutil.which("gcc", path=_PATH)
     if compiler is None:
@@ -74,11 +80,14 @@ def _compile(source: Path, target: Path) -> bool:
     partial = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}")
     builds += 1
     try:
-        run = subprocess.run(
-            [compiler, "-O2", "-o", str(partial), str(source)],
-            capture_output=True, text=True, timeout=120, env={"PATH": _PATH},
-        )  # fmt: skip
-        if run.returncode != 0:
+        for linking in (["-static"], []):
+            run = subprocess.run(
+                [compiler, "-O2", *linking, "-o", str(partial), str(source)],
+                capture_output=True, text=True, timeout=120, env={"PATH": _PATH},
+            )  # fmt: skip
+            if run.returncode == 0:
+                break
+        else:
             _log.warning("could not build the exec helper: %s", run.stderr.strip()[-500:])
             return False
         partial.chmod(0o755)
@@ -101,7 +110,7 @@ def exec_helper() -> str | None:
     if os.geteuid() != 0:
         return None
     try:
-        digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+        digest = hashlib.sha256(SOURCE.read_bytes() + _RECIPE).hexdigest()[:16]
     except OSError:
         return None
     where = _directory()
