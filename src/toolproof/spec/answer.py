@@ -38,11 +38,12 @@ of its type.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ._numbers import finite, within
 
 __all__ = [
     "ANSWER_TOOL",
@@ -239,7 +240,7 @@ def _norm(value: Any, case_sensitive: bool) -> Any:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, int | float) and finite(value)  # finite: never float() a huge int
 
 
 def same_answer(check: AnswerCheck, value: Any) -> bool:
@@ -256,7 +257,8 @@ def same_answer(check: AnswerCheck, value: Any) -> bool:
     if compare == "tolerance":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
-        return math.isfinite(value) and abs(float(value) - float(expected)) <= check.tolerance
+        centre = expected if isinstance(expected, int | float) else float(expected)
+        return within(centre, value, check.tolerance)  # exact, and total on a huge int
     if compare in ("set", "order"):
         if not isinstance(value, list) or not isinstance(expected, list):
             return False
@@ -268,7 +270,7 @@ def same_answer(check: AnswerCheck, value: Any) -> bool:
             if compare == "set":
                 got, want = sorted(got), sorted(want)
             pairs = zip(got, want, strict=True)
-            return all(abs(float(g) - float(w)) <= check.tolerance for g, w in pairs)
+            return all(within(w, g, check.tolerance) for g, w in pairs)
         if compare == "order":
             return got == want
         return len(got) == len(set(map(repr, got))) and sorted(map(repr, got)) == sorted(
@@ -278,7 +280,7 @@ def same_answer(check: AnswerCheck, value: Any) -> bool:
         return (
             isinstance(value, int | float)
             and not isinstance(value, bool)
-            and float(value) == float(expected)
+            and value == expected  # exact: float() of an agent's huge int would raise
         )
     return bool(_norm(value, check.case_sensitive) == _norm(expected, check.case_sensitive))
 

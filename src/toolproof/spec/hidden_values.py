@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from ._numbers import within
+
 __all__ = [
     "Compare",
     "Opaque",
@@ -113,7 +115,7 @@ def _tagged(tag: str, body: Any, where: str, depth: int) -> Any:
             raise _fail(where, "$decimal must be a string (or a number)")
         try:
             return Decimal(str(body))
-        except InvalidOperation:
+        except (InvalidOperation, ValueError):  # ValueError: an int too long for str()
             raise _fail(where, f"{body!r} is not a decimal number") from None
     if tag == "$float":
         if body not in ("nan", "inf", "-inf"):
@@ -221,9 +223,11 @@ def same(expected: Any, observed: Any, compare: Compare = "equal", tolerance: fl
 
     ``equal`` compares data of the same kind (a Decimal is never equal to a float, a bool
     never to a number; numbers compare by value, sets and mappings without order);
-    ``approx`` lets numbers (and Decimals) differ by at most ``tolerance``; ``contains``
-    asks for a string inside the observed string, or an item inside the observed list.
-    An exception or an :class:`Opaque` value is equal to nothing.
+    ``approx`` lets numbers (and Decimals) differ by at most ``tolerance``, decided exactly
+    (``_numbers.within``: a huge int, ``1e308`` or a Decimal beyond any float is simply
+    not within); ``contains`` asks for a string inside the observed string, or an item
+    inside the observed list. An exception or an :class:`Opaque` value is equal to nothing.
+    Total: for any two decoded values it answers True or False and never raises.
     """
     if isinstance(observed, Raised | Opaque) or isinstance(expected, Raised | Opaque):
         return False
@@ -240,13 +244,13 @@ def same(expected: Any, observed: Any, compare: Compare = "equal", tolerance: fl
         if any(nan):
             return all(nan)
         if compare == "approx":
-            return bool(abs(expected - observed) <= tolerance)
+            return within(expected, observed, tolerance)
         return bool(expected == observed)
     if isinstance(expected, Decimal) and isinstance(observed, Decimal):
         if expected.is_nan() or observed.is_nan():
             return expected.is_nan() and observed.is_nan()
         if compare == "approx":
-            return abs(expected - observed) <= Decimal(str(tolerance))
+            return within(expected, observed, tolerance)
         return expected == observed
     if isinstance(expected, list) and isinstance(observed, list):
         return len(expected) == len(observed) and all(
@@ -274,5 +278,8 @@ def show(value: Any, limit: int = 160) -> str:
     elif isinstance(value, Decimal):
         text = f"Decimal('{value}')"
     else:
-        text = repr(value)
+        try:
+            text = repr(value)
+        except ValueError:  # an int past Python's digit limit for str()
+            text = f"<{type(value).__name__} too large to show>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
