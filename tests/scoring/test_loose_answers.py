@@ -280,3 +280,19 @@ def test_another_fields_value_is_no_rival_of_this_one() -> None:
     verdict = loose_verdict(PLACE, "Latitude 46.3551 or 46.36, longitude 14.1188.")
     assert not verdict.passed
     assert "latitude" in verdict.detail
+
+
+def test_an_answer_longer_than_the_bound_commits_to_nothing() -> None:
+    from toolproof.scoring.checks._loose import MAX_LOOSE_CHARS
+
+    text = "The total is 46. " + "Nothing else. " * (MAX_LOOSE_CHARS // 14 + 1)
+    verdict = loose_verdict(TOTAL, text)
+    assert not verdict.passed and "too long" in verdict.detail
+    assert loose_verdict(TOTAL, text[: MAX_LOOSE_CHARS - 100]).passed
+
+
+def test_a_long_answer_naming_the_value_many_times_is_read_once_per_sentence() -> None:
+    """Every occurrence is checked; the sentence rules are looked up once per sentence."""
+    text = "SAV-1 " * 3000 + "or CHK-1"
+    assert not loose_verdict(ACCOUNT, text).passed
+    assert loose_verdict(ACCOUNT, "SAV-1 " * 3000).passed

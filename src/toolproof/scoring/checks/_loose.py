@@ -45,12 +45,16 @@ from toolproof.spec.answer import part as answer_part
 
 from ._choices import ids, options, skeleton
 from ._datetimes import Found, dates, month_words, times
-from ._markers import CLAUSE, DOUBT, SIGNS_AFTER, SIGNS_BEFORE, sentence_of
+from ._markers import DOUBT, SIGNS_AFTER, SIGNS_BEFORE, Sentences
 from ._normalise import normalise
 from ._number_words import number_words
 from ._numbers import digit_numbers, roman_numbers
 
-__all__ = ["Candidate", "LooseVerdict", "candidates", "loose_verdict"]
+__all__ = ["MAX_LOOSE_CHARS", "Candidate", "LooseVerdict", "candidates", "loose_verdict"]
+
+MAX_LOOSE_CHARS = 20_000
+"""A free-text answer longer than this commits to nothing: loose fails without reading it
+(a value needs no essay, and the reader's time stays bounded)."""
 
 Candidate = Found
 """One value of the answer's type found in the text, and where."""
@@ -192,8 +196,9 @@ def _currency(check: AnswerCheck, text: str, spot: Found) -> str | None:
     return other[0].upper() if other else None
 
 
-def _taken_back(text: str, spot: Found) -> str | None:
+def _taken_back(sentences: Sentences, spot: Found) -> str | None:
     """What denies, bounds, asks or deflects this occurrence, if anything."""
+    text = sentences.text
     before = text[: spot.start].rstrip()[-1:]
     after = text[spot.end :].lstrip()[:1]
     if before and before in SIGNS_BEFORE:
@@ -207,11 +212,7 @@ def _taken_back(text: str, spot: Found) -> str | None:
         return "*"
     if re.match(r"-?ish(?![^\W\d_])", rest, re.IGNORECASE):
         return "ish"
-    sentence = sentence_of(text, spot.start, spot.end)
-    if sentence.rstrip().endswith(("?", "\uff1f")) or "¿" in sentence:
-        return "a question"
-    hit = CLAUSE.search(sentence)
-    return None if hit is None else hit[0]
+    return sentences.marker(spot.start, spot.end)
 
 
 def _short_text(check: AnswerCheck, text: str) -> LooseVerdict:
@@ -267,6 +268,8 @@ def loose_verdict(check: AnswerCheck, text: str, others: Sequence[Any] = ()) -> 
     """
     if not text.strip():
         return LooseVerdict(False, "no answer")
+    if len(text) > MAX_LOOSE_CHARS:
+        return LooseVerdict(False, f"{len(text)} characters: too long to be one answer")
     plain = normalise(text)
     kind = answer_kind(check.type)
     if kind == "text":
@@ -312,12 +315,13 @@ def _verdict(check: AnswerCheck, text: str, others: Sequence[Any]) -> LooseVerdi
     if doubt is not None:
         detail = f"the answer doubts or takes back what it says ({doubt[0]!r}: hedged)"
         return LooseVerdict(False, detail, shown)
+    sentences = Sentences(text)
     for spot in mine:
         currency = _currency(check, text, spot)
         if currency is not None:
             detail = f"{spot.value} is given in {currency}, the answer is in {check.unit}"
             return LooseVerdict(False, detail, shown)
-        word = _taken_back(text, spot)
+        word = _taken_back(sentences, spot)
         if word is not None:
             return LooseVerdict(
                 False, f"{spot.value} is negated, bounded or hedged ({word!r} with it)", shown

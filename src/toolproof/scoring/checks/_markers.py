@@ -18,9 +18,10 @@ languages it knows. Two reaches:
 
 from __future__ import annotations
 
+import bisect
 import re
 
-__all__ = ["CLAUSE", "DOUBT", "SIGNS_AFTER", "SIGNS_BEFORE", "sentence_of"]
+__all__ = ["CLAUSE", "DOUBT", "SIGNS_AFTER", "SIGNS_BEFORE", "Sentences", "sentence_of"]
 
 
 def _words(*phrases: str) -> str:
@@ -100,13 +101,39 @@ SIGNS_AFTER = frozenset("+±?~†‡")
 _SENTENCE_END = re.compile(r"[.;!?\n](?=\s|$)|[\n\u3002\uff01\uff1f]")
 
 
+class Sentences:
+    """The sentences of one text, split once (a long answer names its value many times)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        self._seen: dict[tuple[int, int], str | None] = {}
+
+    def _span(self, start: int, end: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self._ends, start)
+        begin = self._ends[i - 1] if i else 0
+        j = bisect.bisect_right(self._ends, end)
+        return begin, self._ends[j] if j < len(self._ends) else len(self.text)
+
+    def around(self, start: int, end: int) -> str:
+        """The sentence holding ``text[start:end]``, with its closing mark, and the three
+        words before it (so ``ca. 42`` and ``approx. 42`` keep their abbreviation)."""
+        begin, finish = self._span(start, end)
+        lead = " ".join(self.text[max(0, begin - 80) : begin].split()[-3:])
+        return f"{lead} {self.text[begin:finish]}"
+
+    def marker(self, start: int, end: int) -> str | None:
+        """What in the sentence of ``text[start:end]`` takes a value back (:data:`CLAUSE`,
+        or a question), looked for once per sentence."""
+        span = self._span(start, end)
+        if span not in self._seen:
+            sentence = self.around(start, end)
+            hit = CLAUSE.search(sentence)
+            question = sentence.rstrip().endswith(("?", "\uff1f")) or "¿" in sentence
+            self._seen[span] = "a question" if question else (None if hit is None else hit[0])
+        return self._seen[span]
+
+
 def sentence_of(text: str, start: int, end: int) -> str:
-    """The sentence holding ``text[start:end]``, with its closing mark, and the three
-    words before it (so ``ca. 42`` and ``approx. 42`` keep their abbreviation)."""
-    begin = 0
-    for m in _SENTENCE_END.finditer(text, 0, start):
-        begin = m.end()
-    close = _SENTENCE_END.search(text, end)
-    finish = len(text) if close is None else close.end()
-    lead = " ".join(text[:begin].split()[-3:])
-    return f"{lead} {text[begin:finish]}"
+    """:meth:`Sentences.around` for one occurrence."""
+    return Sentences(text).around(start, end)
