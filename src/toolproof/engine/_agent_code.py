@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 from toolproof.agents.limits import AgentFault
+from toolproof.trajectory import ingress
 
 _PACKAGE = str(Path(__file__).resolve().parents[1])
 """toolproof's own source: a frame there is the harness's, never the agent's location."""
@@ -25,17 +26,29 @@ def error_text(exc: BaseException) -> str:
     error a toolproof adapter raised (a ``cmd:`` command's exit status, with its stderr)
     gets none, rather than the adapter's own line.
     """
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not str(Path(f.filename).resolve()).startswith(_PACKAGE)
-    ]
-    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    try:
+        frames = [
+            f
+            for f in traceback.extract_tb(exc.__traceback__)
+            if not str(Path(f.filename).resolve()).startswith(_PACKAGE)
+        ]
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    except (ValueError, OSError):  # a code object's file name no path can be (a NUL in it)
+        where = ""
     try:
         text = f"{type(exc).__name__}: {exc}"
-    except Exception:  # the agent's exception cannot even say what it is
+    except BaseException:  # the agent's exception cannot even say what it is
         text = type(exc).__name__
-    return f"{text[:2000]}{where}"
+    return _valid(f"{text[:2000]}{where}")
+
+
+def _valid(text: str) -> str:
+    """Agent-made text as the ingress takes it: a lone surrogate (which no store can write)
+    is written as its escape, ``\\udcff``, so the message stays the agent's error rather
+    than an unstorable record blamed on toolproof."""
+    if ingress.lone_surrogate(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 AGENT_RAISES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)
@@ -61,7 +74,7 @@ def agent_raised(exc: BaseException, what: str) -> str:
     if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():
         raise exc
     if isinstance(exc, AgentFault):
-        return str(exc)
+        return _valid(str(exc))
     if isinstance(exc, Exception):
         return error_text(exc)
     return f"{what} raised {error_text(exc)} (contained to the episode)"

@@ -66,10 +66,16 @@ class Conversing(Protocol):
 
 
 class UserModelError(Exception):
-    """The model playing the user gave no usable reply: the harness's failure, not the agent's.
+    """The model playing the user gave no usable reply (an HTTP error, no text, text that is
+    not valid Unicode).
 
-    It is not a ``ToolError``, so the tool gateway reports it as a crash and the
-    episode ends as ``infra_error`` (retried, kept out of the scores).
+    It is not a ``ToolError``, so the tool gateway reports it as a crash, and who is to blame
+    is decided by what toolproof witnessed (invariant 8): when the model gateway saw the
+    user model's provider fail after its retries (an outage, a 5xx; the user's gateway link
+    holds an ``infra_error``), the episode ends ``infra_error`` (retried, kept out of the
+    scores). Otherwise, for example a refusal or an empty reply to what the agent asked
+    (an HTTP 400 "content policy", ``content: null``), the agent may have provoked it, and
+    the episode is the agent's ``agent_error`` (``engine.faults.crash_outcome``).
     """
 
 
@@ -107,7 +113,8 @@ def simulator_builder(kind: str) -> SimulatorBuilder | None:
 
 def usable(name: str, text: str) -> str:
     """The user's text, if it can be recorded: a lone surrogate from the user's model (a JSON
-    escape such as ``\\udcff`` alone) is that model's failure, the harness's, not the agent's.
+    escape such as ``\\udcff`` alone) is refused as a :class:`UserModelError` (which says
+    who is blamed: the agent, unless the gateway witnessed the provider failing).
 
     Raises:
         UserModelError: the text is not valid Unicode.

@@ -164,7 +164,7 @@ def _placement(
 def _describe(exc: BaseException) -> str:
     try:
         return f"{type(exc).__name__}: {exc}"[:2000]
-    except Exception:  # an exception whose str() raises
+    except BaseException:  # an exception whose str() raises (even SystemExit)
         return type(exc).__name__
 
 
