@@ -86,6 +86,25 @@ def test_an_unchanged_tree_is_not_walked_again(tmp_path: Path) -> None:
     assert watch.wds == set() and watch.bytes() == 10**9  # closed: it only walks
 
 
+def test_a_forked_child_does_not_share_its_parents_events(tmp_path: Path) -> None:
+    """Reading the parent's queue would take its events: the child gets its own."""
+    if _inotify() is None:
+        pytest.skip("no inotify here: every check walks")
+    (tmp_path / "f").write_text("abc")
+    watch = SizeWatch(tmp_path)
+    assert watch.bytes() == 3
+    pid = os.fork()
+    if pid == 0:  # the child: its first check walks, on its own instance
+        code = 0 if (watch.bytes() == 3 and _inotify() is not watch._notify) or \
+            watch.walks == 2 else 1  # fmt: skip
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    (tmp_path / "f").write_text("abcdef")  # the parent still sees its own events
+    assert watch.bytes() == 6 and watch.walks == 2
+    watch.close()
+
+
 def test_a_sparse_file_made_inside_the_sandbox_is_still_over_budget(workspace: Path) -> None:
     cls = get_backend("bwrap")
     if cls.unavailable_reason() is not None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import functools
 import os
 import stat
 import struct
@@ -103,13 +102,24 @@ class _Inotify:
             owner.wds.clear()
 
 
-@functools.cache
+_shared: dict[int, _Inotify | None] = {}  # process id -> its instance
+_shared_lock = threading.Lock()
+
+
 def _inotify() -> _Inotify | None:
-    """The shared instance, or None where inotify cannot be used (then every check walks)."""
-    try:
-        return _Inotify()
-    except (OSError, AttributeError):
-        return None
+    """This process's instance, or None where inotify cannot be used (every check walks).
+
+    Keyed by process id: a forked child would otherwise read (and so take) events from
+    its parent's queue; it gets its own instance, and its sizes are walked afresh.
+    """
+    pid = os.getpid()
+    with _shared_lock:
+        if pid not in _shared:
+            try:
+                _shared[pid] = _Inotify()
+            except (OSError, AttributeError):
+                _shared[pid] = None
+        return _shared[pid]
 
 
 class SizeWatch:
@@ -129,10 +139,15 @@ class SizeWatch:
         self.walks = 0
         self.wds: set[int] = set()
         self._total = 0
+        self._notify: _Inotify | None = None  # the instance its watches are on
+        self._closed = False
 
     def bytes(self) -> int:
         """Apparent size of all regular files under the root, hard links counted once."""
-        notify = _inotify()
+        notify = None if self._closed else _inotify()
+        if notify is not None and notify is not self._notify:  # first use, or a fork
+            self._notify, self.changed = notify, True
+            self.wds.clear()
         if notify is not None:
             with notify.lock:
                 notify.drain()
@@ -169,6 +184,6 @@ class SizeWatch:
     def close(self) -> None:
         """Drop the watches; safe to call twice."""
         notify = _inotify()
-        if notify is not None:
+        if notify is not None and notify is self._notify:
             notify.forget(self)
-        self.changed = True
+        self._closed, self.changed = True, True
