@@ -335,6 +335,10 @@ TAKEN_BACK = [
     "{e}ish",
     "{e}†",
     "حوالي {e}",
+    "The total is {e}. Or not.",
+    "No. {e}.",
+    "{e}. Or less.",
+    "{e}.\nNot.",
 ]
 """Frames that take back the right value ``e`` with no rival: every one must fail."""
 

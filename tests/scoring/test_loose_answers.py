@@ -285,7 +285,7 @@ def test_another_fields_value_is_no_rival_of_this_one() -> None:
 def test_an_answer_longer_than_the_bound_commits_to_nothing() -> None:
     from toolproof.scoring.checks._loose import MAX_LOOSE_CHARS
 
-    text = "The total is 46. " + "Nothing else. " * (MAX_LOOSE_CHARS // 14 + 1)
+    text = "The total is 46. " + "All done here. " * (MAX_LOOSE_CHARS // 15 + 1)
     verdict = loose_verdict(TOTAL, text)
     assert not verdict.passed and "too long" in verdict.detail
     assert loose_verdict(TOTAL, text[: MAX_LOOSE_CHARS - 100]).passed

@@ -19,9 +19,10 @@ the whole message rather than from a list of phrasings:
 4. **Pass only when** exactly one distinct value appears (it may be repeated; a list
    answer names each item once), it is the expected one, no rival of the type is
    anywhere in the message (values from tool results included), and nothing takes it
-   back (:mod:`._markers`): no doubt or retraction anywhere in the message, and no
+   back (:mod:`._markers`): no doubt or retraction anywhere in the message, no
    negation, bound, condition, alternative, deflection, question or bounding sign in
-   its sentence.
+   its sentence, and no short fragment anywhere that takes it back (``42. Or not.``).
+   An answer over :data:`MAX_LOOSE_CHARS` characters commits to nothing.
 
 The cost of failing closed is a false negative on loose only, which a typed
 submission avoids. A short string answer passes only when the whole message is that
@@ -326,6 +327,9 @@ def _verdict(check: AnswerCheck, text: str, others: Sequence[Any]) -> LooseVerdi
             return LooseVerdict(
                 False, f"{spot.value} is negated, bounded or hedged ({word!r} with it)", shown
             )
+    word = sentences.afterthought()
+    if word is not None:
+        return LooseVerdict(False, f"a fragment takes the value back ({word!r})", shown)
     return LooseVerdict(True, "exactly the expected value, with no rival", shown)
 
 

@@ -122,6 +122,20 @@ class Sentences:
         lead = " ".join(self.text[max(0, begin - 80) : begin].split()[-3:])
         return f"{lead} {self.text[begin:finish]}"
 
+    def afterthought(self) -> str | None:
+        """A fragment of a sentence, four words at most, that takes a value back wherever it
+        stands (``42. Or not.``, ``No. 42.``, ``Or less.``), if any."""
+        begin = 0
+        for finish in [*self._ends, len(self.text)]:
+            fragment = self.text[begin:finish]
+            begin = finish
+            if not fragment.strip() or len(fragment.split()) > 4:
+                continue
+            hit = CLAUSE.search(fragment)
+            if hit is not None:
+                return hit[0]
+        return None
+
     def marker(self, start: int, end: int) -> str | None:
         """What in the sentence of ``text[start:end]`` takes a value back (:data:`CLAUSE`,
         or a question), looked for once per sentence."""
