@@ -155,3 +155,24 @@ def test_a_recorded_placement_runs_worker_processes(
     explicit = Runner(config, tmp_path / "one", parallel=2, executor_options={"workers": 1})
     asyncio.run(explicit.run())
     assert started == [2]  # an explicit --workers 1 wins
+
+
+def test_one_blocked_turn_takes_the_agent_off_the_loop_for_the_episodes_in_flight(
+    suite_dir: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The first turn the guard refuses moves the agent at once: the other episodes in flight
+    do not each block the harness's loop before they learn it."""
+    import toolproof_placement_agents as agents
+
+    agents.BLOCKED_ON_MAIN.clear()
+    root = suite_dir([make_task(id="a")])
+    config = RunConfig(
+        suite=str(root),
+        agent="python:toolproof_placement_agents:Blocking",
+        epochs=8,
+        snapshots=False,
+        placement=Placement(loop="harness"),
+    )
+    summary = asyncio.run(Runner(config, tmp_path / "run", parallel=8).run())
+    assert summary["terminations"]["completed"] == 8
+    assert len(agents.BLOCKED_ON_MAIN) == 1, agents.BLOCKED_ON_MAIN

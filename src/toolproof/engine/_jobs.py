@@ -113,7 +113,9 @@ class Worker:
         self._chosen_loop: AgentFactory | None = None
         if chosen:
             self.factory = self._chosen_loop = withdrawable(
-                self.factory, lambda: self.factory is not self._chosen_loop
+                self.factory,
+                lambda: self.factory is not self._chosen_loop,
+                self._back_to_own_thread,
             )
         blobs = BlobStore(run_dir / "blobs") if run_dir is not None and config.snapshots else None
         self.options = EpisodeOptions(

@@ -192,15 +192,24 @@ class _Withdrawable:
     stop at their next turn (to run again on the agent's own thread) instead of each
     blocking the loop once more."""
 
-    def __init__(self, agent: Any, withdrawn: Callable[[], bool]) -> None:
+    def __init__(
+        self, agent: Any, withdrawn: Callable[[], bool], withdraw: Callable[[], None]
+    ) -> None:
         self._agent = agent
         self._withdrawn = withdrawn
+        self._withdraw = withdraw
 
     async def act(self, observation: Observation) -> AgentTurn:
-        """The agent's turn, unless the run has taken it off the harness's loop."""
+        """The agent's turn, unless the run has taken it off the harness's loop; a turn the
+        loop's guard refuses takes it off at once, for the episodes in flight too."""
         if self._withdrawn():
             raise LoopWithdrawn(f"the run no longer runs this agent with {HARNESS_LOOP_MARK}")
-        turn: AgentTurn = await self._agent.act(observation)
+        try:
+            turn: AgentTurn = await self._agent.act(observation)
+        except Exception as exc:
+            if HARNESS_LOOP_MARK in str(exc):
+                self._withdraw()
+            raise
         return turn
 
     async def aclose(self) -> None:
@@ -210,12 +219,15 @@ class _Withdrawable:
             await closer()
 
 
-def withdrawable(factory: AgentFactory, withdrawn: Callable[[], bool]) -> AgentFactory:
+def withdrawable(
+    factory: AgentFactory, withdrawn: Callable[[], bool], withdraw: Callable[[], None]
+) -> AgentFactory:
     """``factory`` with each harness-driven agent it makes checked by ``withdrawn`` before
-    every turn (an agent that owns its loop is called once: it is made as it is)."""
+    every turn, and ``withdraw`` called when the loop's guard refuses one of its turns (an
+    agent that owns its loop is called once: it is made as it is)."""
 
     def make(ctx: EpisodeContext) -> Any:
         agent = factory(ctx)
-        return agent if drives(agent) else _Withdrawable(agent, withdrawn)
+        return agent if drives(agent) else _Withdrawable(agent, withdrawn, withdraw)
 
     return make
