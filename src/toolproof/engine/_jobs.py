@@ -36,7 +36,7 @@ from toolproof.tools.pool import ToolPool
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import BlobStore
 
-from ._placement import AUTO_BLOCK_LIMIT_S, HARNESS_LOOP_MARK, withdrawable
+from ._placement import HARNESS_LOOP_MARK, withdrawable
 from .config import RunConfig
 from .episode import EpisodeOptions, run_episode
 from .side_models import SideModels
@@ -108,7 +108,7 @@ class Worker:
         options = config.agent_options
         chosen = config.placement is not None and config.placement.loop == "harness"
         if chosen and "loop" not in options:  # chosen by the run (_placement), not asked for
-            options = {**options, "loop": "harness", "block_limit_s": AUTO_BLOCK_LIMIT_S}
+            options = {**options, "loop": "harness"}  # its guard: 1 s, as when asked for
         self.factory: AgentFactory = build_agent(parse_agent_spec(config.agent, options))
         self._chosen_loop: AgentFactory | None = None
         if chosen:
