@@ -339,6 +339,12 @@ TAKEN_BACK = [
     "No. {e}.",
     "{e}. Or less.",
     "{e}.\nNot.",
+    "{e}, last I checked.",
+    "north of {e}",
+    "{e}, per item.",
+    "{e} (net)",
+    "{e}, subject to change.",
+    "The answer is {e}, ~.",
 ]
 """Frames that take back the right value ``e`` with no rival: every one must fail."""
 

@@ -46,7 +46,9 @@ DOUBT = re.compile(
         "probabilmente", "credo", "penso", "talvez", "provavelmente", "acho", "misschien",
         "waarschijnlijk", "может быть", "наверное", "возможно", "allegedly", "supposedly",
         "apparently", "reportedly", "unconfirmed", "unverified", "tentative", "tentatively",
-        "provisional", "provisionally", "preliminary", "ربما", "شايد", "शायद", "아마",
+        "provisional", "provisionally", "preliminary", "as of now", "for now", "last i checked",
+        "in theory", "on paper", "nominally", "pending confirmation", "subject to change",
+        "projected", "if correct", "ربما", "شايد", "शायद", "아마",
     )
     + r")(?![\w])|(?:也许|或许|可能|大概|我觉得|たぶん|多分|かもしれ|おそらく)",
     re.IGNORECASE,
@@ -76,7 +78,9 @@ CLAUSE = re.compile(
         "since", "no later than", "no earlier than", "earliest", "latest", "vor", "nach",
         "bis", "seit", "avant", "apr[eè]s", "antes", "despu[eé]s", "hasta", "prima",
         "dopo", "entro", "до", "после", "rounded", "rounding", "minimum", "maximum",
-        "ليس", "لا", "حوالي", "تقريبا", "नहीं", "लगभग", "약",
+        "north of", "south of", "plus", "minus", "doubled", "halved", "times", "each", "per",
+        "net", "gross", "excluding", "including", "expected", "ليس", "لا", "حوالي", "تقريبا",
+        "नहीं", "लगभग", "약",
         # condition and alternatives
         "if", "unless", "assuming", "provided", "otherwise", "depending", "whether",
         "or", "si", "sinon", "wenn", "falls", "sonst", "andernfalls", "o", "u", "oder",
@@ -85,7 +89,8 @@ CLAUSE = re.compile(
         "other", "another", "else", "instead", "different", "otro", "otra", "autre",
         "andere", "anderen", "anderes", "altro", "altra", "outro", "outra", "другой",
     )
-    + r")(?![\w])|(?:不是|不|没有|没|非|無|无|ない|아니|或者|或|其他|还是|または|か\?|大约|约|左右"
+    + r")(?![\w])|[~±≈≃\u223c<>≤≥⩽⩾≲≳]"
+    r"|(?:不是|不|没有|没|非|無|无|ない|아니|或者|或|其他|还是|または|か\?|大约|约|左右"
     r"|以上|以下|至少|最多|約|くらい|ぐらい|程度|前後|ではない|じゃない)",
     re.IGNORECASE,
 )  # fmt: skip
