@@ -140,6 +140,16 @@ def test_limits_made_in_code_are_held_to_the_ceiling() -> None:
     assert held.limit("pids") == SANDBOX_DEFAULTS["pids"]
 
 
+@pytest.fixture
+def tmp_binds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let binds under /tmp pass, where pytest's tmp_path is: a task may not bind /tmp
+    (tests/spec/test_bind_paths.py holds that); these tests judge the answer-key rules."""
+    from toolproof.spec import paths
+
+    allowed = tuple(p for p in paths.FORBIDDEN_HOST_PATHS if p != "/tmp")
+    monkeypatch.setattr(paths, "FORBIDDEN_HOST_PATHS", allowed)
+
+
 def _git_clone_of_toolproof(root: Path) -> Path:
     """A git repository laid out like a clone of toolproof (src/toolproof/suites/...)."""
     (root / "src" / "toolproof" / "suites" / "core").mkdir(parents=True)
@@ -153,6 +163,7 @@ def _git_clone_of_toolproof(root: Path) -> Path:
     "bound",
     ["suite-root", "inside-the-suite", "a-clone", "in-a-clones-suites", "holds-a-clone", "package"],
 )
+@pytest.mark.usefixtures("tmp_binds")
 def test_ro_binds_that_show_answer_keys_are_refused(tmp_path: Path, bound: str) -> None:
     import toolproof
 
@@ -174,6 +185,7 @@ def test_ro_binds_that_show_answer_keys_are_refused(tmp_path: Path, bound: str) 
     assert "answer keys" in problem.message and "bind a directory" in problem.message
 
 
+@pytest.mark.usefixtures("tmp_binds")
 def test_a_clone_shows_its_history_in_the_message(tmp_path: Path) -> None:
     clone = _git_clone_of_toolproof(tmp_path / "clone")
     task = make_task(**SHELL, sandbox={"ro_binds": {str(clone.resolve()): "/opt/c"}})
@@ -181,6 +193,7 @@ def test_a_clone_shows_its_history_in_the_message(tmp_path: Path) -> None:
     assert "holds the git repository" in problem.message and ".git" in problem.message
 
 
+@pytest.mark.usefixtures("tmp_binds")
 def test_a_directory_in_a_clone_outside_its_keys_may_be_bound(tmp_path: Path) -> None:
     """It shows neither the .git nor a suite (a virtualenv made in a clone, say)."""
     clone = _git_clone_of_toolproof(tmp_path / "clone")
@@ -189,6 +202,7 @@ def test_a_directory_in_a_clone_outside_its_keys_may_be_bound(tmp_path: Path) ->
     assert validate_paths([write_suite(tmp_path / "s", [task])]) == []
 
 
+@pytest.mark.usefixtures("tmp_binds")
 def test_a_plain_directory_may_be_bound(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
@@ -197,6 +211,7 @@ def test_a_plain_directory_may_be_bound(tmp_path: Path) -> None:
     assert validate_paths([write_suite(tmp_path / "s", [task])]) == []
 
 
+@pytest.mark.usefixtures("tmp_binds")
 def test_the_suites_own_binds_are_checked(tmp_path: Path) -> None:
     clone = _git_clone_of_toolproof(tmp_path / "clone")
     root = write_suite(

@@ -6,11 +6,13 @@ call them through the ``Sandbox`` base class.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.sandbox._errors import SandboxError
+from toolproof.spec.paths import host_bind_problem
 
 __all__ = ["WORKSPACE", "check_binds", "check_env", "command_argv", "inner_cwd"]
 
@@ -31,7 +33,14 @@ def check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
         # A path under /tmp is fine: it is bound on top of the sandbox's fresh /tmp.
         if not Path(host).is_absolute() or not Path(host).exists():
             raise SandboxError(f"ro_binds: host path {host!r} must be an existing absolute path")
-        checked[str(Path(host).resolve())] = inner
+        source = str(Path(host).resolve())  # judged, then mounted: the same resolved path
+        # Every bind, the harness's own too, is judged again as it is mounted, on the path
+        # it resolves to now (a link changed since the task loaded cannot show the system).
+        problem = host_bind_problem(os.path.normpath(host), system_only=True)
+        problem = problem or host_bind_problem(source, system_only=True)
+        if problem is not None:
+            raise SandboxError(f"ro_binds: {problem}")
+        checked[source] = inner
     return checked
 
 

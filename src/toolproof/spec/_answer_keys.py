@@ -13,6 +13,9 @@ What counts as an answer key (``KEYS``):
 * a suite: a directory with a ``suite.yaml``;
 * a copy of toolproof's source: a ``toolproof`` directory with ``suites`` or
   ``spec`` in it (a clone's ``src/toolproof``, another virtualenv's package);
+* a run folder: a directory with a ``run.db``, ``trajectories.jsonl`` or
+  ``summary.json`` (an oracle run's trajectories hold every reference solution, any
+  run's check details the expected values); so a folder of runs (``runs/``) is one too;
 * a git repository (a ``.git`` beside its work tree) whose work tree holds any of
   the above: a directory holding the repository shows its ``.git``, the whole history.
 
@@ -40,6 +43,8 @@ MAX_ENTRIES = 200_000
 """Entries walked below one bound directory before it is refused as too large to check."""
 
 _SOURCE_MARKERS = ("suites", "spec")
+RUN_MARKERS = ("run.db", "trajectories.jsonl", "summary.json")
+"""Files that make a directory a run folder (``results``' run directory format)."""
 
 
 def package_dir() -> Path:
@@ -55,6 +60,9 @@ def _is_key(directory: Path) -> str | None:
         (directory / marker).is_dir() for marker in _SOURCE_MARKERS
     ):
         return "a copy of toolproof's source, with its built-in suites"
+    run = next((m for m in RUN_MARKERS if (directory / m).is_file()), None)
+    if run is not None:
+        return f"a run folder (it has a {run}: reference solutions and expected values)"
     return None
 
 
@@ -128,13 +136,11 @@ def answer_key_problem(host: str | Path, *protected: Path) -> str | None:
         protected: More directories that hold answer keys (the suite being loaded).
 
     Returns:
-        The reason with the fix, or None when the path shows no answer key (or does
-        not exist: other checks say so).
+        The reason with the fix, or None when the path shows no answer key. A path that
+        does not exist (other checks say so) is judged by the folders it would lie in.
     """
     try:
         path = Path(host).resolve()
-        if not path.exists():
-            return None
         return _problem(str(host), path, tuple(p.resolve() for p in protected))
     except (OSError, RuntimeError):
         return None
@@ -142,7 +148,7 @@ def answer_key_problem(host: str | Path, *protected: Path) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _problem(host: str, path: Path, protected: tuple[Path, ...]) -> str | None:
-    fix = "bind a directory that holds no suite and no copy of toolproof"
+    fix = "bind a directory that holds no suite, no copy of toolproof and no run folder"
     roots = [(package_dir(), "toolproof's package (its built-in suites)")]
     roots += [(p, "the suite being loaded") for p in protected]
     for root, what in roots:
@@ -161,7 +167,7 @@ def _problem(host: str, path: Path, protected: tuple[Path, ...]) -> str | None:
     except OverflowError:
         return (
             f"{host!r} holds more than {MAX_ENTRIES:,} entries, too many to check that it "
-            "shows no answer key (a suite, a clone of toolproof); bind a smaller directory"
+            "shows no answer key (a suite, a clone of toolproof, a run); bind a smaller directory"
         )
     if below is None:
         return None

@@ -13,8 +13,21 @@ Two kinds of path appear in task files:
   the fixtures would lead out of the workspace).
 
 ``sandbox.ro_binds`` names host paths by design; they must be absolute and
-normalised, and may not expose the host's kernel interfaces, devices, secrets or
-home directories (:data:`FORBIDDEN_HOST_PATHS`), nor hide the workspace.
+normalised, and may not expose the host's kernel interfaces, devices, secrets, home
+directories, shared scratch space or other services' data (:data:`FORBIDDEN_HOST_PATHS`
+and the harness's ``$HOME`` wherever it is), nor answer keys (a suite, a copy of
+toolproof, a run folder: ``_answer_keys``), nor hide the workspace.
+:func:`host_bind_problem` is the one judge of a bind's host path: it judges the path as
+written and the path it resolves to (every symlink followed), since that is what gets
+mounted. Validation calls it when a file loads, :func:`~toolproof.spec.effective_sandbox`
+again before each episode (a link changed since load is caught there), and every sandbox
+(``sandbox._args.check_binds``) once more when it mounts, for the system paths
+(:data:`SYSTEM_HOST_PATHS`) that no bind, the harness's own included, may ever show.
+
+A denylist, not an allowlist: tasks bind tool installations and data folders wherever
+a host keeps them (``/usr/local/...``, ``/data/...``, a cluster's shared file system),
+which no fixed allowlist can name; what a bind must never show (secrets, other users' and
+other runs' files, answer keys) can be named, and is judged after every symlink.
 """
 
 from __future__ import annotations
@@ -23,6 +36,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from ._answer_keys import answer_key_problem
+
 MAX_PATH_BYTES = 1024
 """Longest workspace path, in UTF-8 bytes."""
 MAX_NAME_BYTES = 255
@@ -30,8 +45,33 @@ MAX_NAME_BYTES = 255
 MAX_FIXTURE_ENTRIES = 100_000
 """Most entries a fixtures directory may hold (a bound on the walk that checks it)."""
 VIRTUAL_ROOT = "/workspace"
-FORBIDDEN_HOST_PATHS = ("/proc", "/sys", "/dev", "/etc", "/root", "/home", "/run", "/var/run")
-"""Host paths ``ro_binds`` may not expose (nor ``/`` itself)."""
+SYSTEM_HOST_PATHS = ("/proc", "/sys", "/dev", "/etc", "/run", "/var/run", "/boot")
+"""Host paths no bind ever shows, the harness's own binds included: the kernel's
+interfaces, devices, system configuration and secrets (``/etc/ssl/private``), live sockets
+and locks. Re-checked on the resolved path when a sandbox mounts its binds."""
+FORBIDDEN_HOST_PATHS = (
+    *SYSTEM_HOST_PATHS,
+    "/root",
+    "/home",
+    "/tmp",
+    "/var/tmp",
+    "/var/lib",
+    "/var/log",
+    "/var/spool",
+    "/var/mail",
+    "/var/cache",
+    "/var/backups",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/opt",
+    "/lost+found",
+)
+"""Host paths a task's or suite's ``ro_binds`` may not show (nor ``/`` itself, nor the
+harness's ``$HOME`` wherever it is): besides :data:`SYSTEM_HOST_PATHS`, home directories,
+shared scratch space (other runs' workspaces, other users' files: ``/tmp``, ``/var/tmp``),
+other services' data (``/var/lib``: container storage, CI agents' homes), logs, and the
+mount points of other disks and add-on software (``/srv``, ``/mnt``, ``/media``, ``/opt``)."""
 FORBIDDEN_INSIDE_PATHS = ("/proc", "/dev", VIRTUAL_ROOT)
 """Sandbox paths a ``ro_binds`` target may not cover (nor ``/`` itself)."""
 
@@ -149,12 +189,69 @@ def _host_path_problem(path: str, forbidden: tuple[str, ...], what: str) -> str 
         fixed = os.path.normpath(path)
         return f"{path!r} is not normalised (no '..', '.', '//' or trailing '/'); write {fixed!r}"
     if path == "/" or any(_inside(Path(path), Path(f)) for f in forbidden):
-        return f"{path!r} may not be bound ({what} paths under {', '.join(forbidden)} or / itself)"
+        fix = (
+            "keep what the task needs in a folder of its own outside those (e.g. /data/NAME)"
+            if what == "host"
+            else "mount it elsewhere inside, e.g. /opt/NAME"
+        )
+        under = ", ".join(forbidden)
+        return f"{path!r} may not be bound ({what} paths under {under} or / itself); {fix}"
     return None
 
 
+def _homes() -> tuple[str, ...]:
+    """The harness's home directory, as ``$HOME`` says and resolved (never ``/``)."""
+    found: list[str] = []
+    for home in (os.environ.get("HOME"), str(Path.home())):
+        if not home or not home.startswith("/"):
+            continue
+        for form in (os.path.normpath(home), os.path.realpath(home)):
+            if form != "/" and form not in found:
+                found.append(form)
+    return tuple(found)
+
+
+def _under(path: str, roots: tuple[str, ...]) -> str | None:
+    """The first of ``roots`` that ``path`` is or lies inside, or None."""
+    return next((r for r in roots if _inside(Path(path), Path(r))), None)
+
+
+def host_bind_problem(host: str, *, system_only: bool = False) -> str | None:
+    """Why the host path of a bind may not be shown in a sandbox, or None: the one judge.
+
+    The path as written must be absolute and normalised; then it and the path it resolves
+    to (every symlink followed: what is mounted) may not be ``/`` nor lie under a
+    forbidden path, and the resolved path may not show an answer key (``_answer_keys``: a
+    suite, a copy of toolproof, a run folder).
+
+    Args:
+        host: The host path as written (a task's ``ro_binds`` key).
+        system_only: Judge only :data:`SYSTEM_HOST_PATHS` (what a sandbox re-checks at
+            mount time for every bind, the harness's own included); else every rule.
+    """
+    forbidden = SYSTEM_HOST_PATHS if system_only else FORBIDDEN_HOST_PATHS
+    problem = _host_path_problem(host, forbidden, "host")
+    if problem is not None:
+        return problem
+    try:
+        real = str(Path(host).resolve())
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        return f"{host!r} cannot be resolved: {exc}; bind a path that exists"
+    homes = () if system_only else _homes()
+    fix = "bind a directory that holds only what the task needs, outside those"
+    if real == "/":
+        return f"{host!r} leads to / (symlinks followed); {fix}"
+    shown = repr(host) if real == host else f"{host!r} leads to {real!r} (symlinks followed), which"
+    where = _under(real, forbidden)
+    if where is not None:
+        return f"{shown} lies under {where}: it may not be bound; {fix}"
+    home = _under(host, homes) or _under(real, homes)
+    if home is not None:
+        return f"{shown} lies in the home directory {home}: it may not be bound; {fix}"
+    return None if system_only else answer_key_problem(real)
+
+
 def ro_bind_problem(host: str, inside: str) -> str | None:
-    """Why a ``ro_binds`` entry ``host: inside`` is refused, or None."""
-    return _host_path_problem(host, FORBIDDEN_HOST_PATHS, "host") or _host_path_problem(
-        inside, FORBIDDEN_INSIDE_PATHS, "sandbox"
-    )
+    """Why a ``ro_binds`` entry ``host: inside`` is refused, or None (see
+    :func:`host_bind_problem` for the host path)."""
+    return host_bind_problem(host) or _host_path_problem(inside, FORBIDDEN_INSIDE_PATHS, "sandbox")

@@ -32,6 +32,7 @@ user, capabilities or writable paths: those are the backend's, never a task's
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -43,6 +44,8 @@ from pydantic import (
     model_validator,
 )
 
+from .errors import Problem, SpecError
+from .paths import ro_bind_problem
 from .patterns import check_pattern
 
 SANDBOX_DEFAULTS: dict[str, Any] = {
@@ -320,7 +323,9 @@ def effective_sandbox(
     * each limit: the smallest any layer gives, never above :data:`RUN_CEILINGS` and
       never off (a ``0`` made in code counts as the ceiling); unset, the default.
     * ``ro_binds`` and ``env``: both layers' (the task's value wins a key); each bind
-      was checked when its file loaded (no host secrets, no answer keys).
+      was checked when its file loaded (no host secrets, no answer keys), and is judged
+      again here (``paths.host_bind_problem``, on the path every symlink leads to: a link
+      changed since load is caught before the episode) and kept as that resolved path.
     * ``image``, ``toolenv``, ``output_chars``: the task's, else the suite's (they say
       what runs and what is shown, not how far it is held).
 
@@ -350,7 +355,25 @@ def effective_sandbox(
     for name in ("env", "ro_binds"):
         parts = [getattr(layer, name) for layer in reversed(layers) if getattr(layer, name)]
         merged[name] = {key: value for part in parts for key, value in part.items()} or None
+    if merged["ro_binds"]:
+        merged["ro_binds"] = _judged_binds(merged["ro_binds"])
     return SandboxSpec.model_validate(merged)
+
+
+def _judged_binds(binds: dict[str, str]) -> dict[str, str]:
+    """A task's and suite's binds judged now, host paths resolved (what is mounted).
+
+    Raises:
+        SpecError: a bind that is refused now (a symlink changed since the file loaded).
+    """
+    problems = [
+        Problem(None, None, f"sandbox.ro_binds.{host}", problem)
+        for host, inside in binds.items()
+        if (problem := ro_bind_problem(host, inside)) is not None
+    ]
+    if problems:
+        raise SpecError(problems)
+    return {str(Path(host).resolve()): inside for host, inside in binds.items()}
 
 
 def unisolated_problem(spec: SandboxSpec | None, *, commands_on_host: bool) -> str | None:
