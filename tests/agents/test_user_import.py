@@ -142,3 +142,26 @@ def test_the_sigint_handler_is_put_back_after_the_import(tmp_path: Path) -> None
         check=False,
     )
     assert done.stdout.strip() == "True", done.stderr
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "raise SystemExit(0)\n",
+        "raise KeyboardInterrupt\n",
+        "def __getattr__(name):\n    raise SystemExit(0)\n",
+        "def __getattr__(name):\n    raise KeyboardInterrupt\n",
+    ],
+)
+def test_a_suites_custom_check_module_that_exits_is_a_spec_error(
+    tmp_path: Path, source: str
+) -> None:
+    """The suite's own Python (a ``custom`` check) is held to the same rule before a run."""
+    task = make_task(success=[{"kind": "custom", "function": "exiting_check:fn"}])
+    root = write_suite(tmp_path / "suite", [task])
+    (root / "exiting_check.py").write_text(source, encoding="utf-8")
+    for command in (["validate", "suite"], ["run", "suite", "--agent", "oracle", "-o", "out"]):
+        done = _toolproof(command, tmp_path)
+        assert done.returncode == 2, (command, done.returncode, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert "'exiting_check'" in done.stderr and "success[0].function" in done.stderr

@@ -411,11 +411,15 @@ def _custom_problem(ref: str, root: Path) -> str | None:
     The function is looked up exactly as at scoring time (the suite directory first,
     see ``scoring.checks.custom``), so what validate accepts the run finds.
     """
+    from toolproof.agents.builtin._user_import import pass_on_ctrl_c, sigint_witness
+
     module = ref.partition(":")[0]
-    try:
-        custom_checks.load_function(ref, root)
-    except custom_checks.CustomCheckError as exc:
-        return str(exc)
-    except (Exception, SystemExit) as exc:  # a module that raises (or exits) as it imports
-        return f"importing {module!r} raised {type(exc).__name__}: {exc}"
+    with sigint_witness() as received:
+        try:
+            custom_checks.load_function(ref, root)
+        except custom_checks.CustomCheckError as exc:
+            return str(exc)
+        except BaseException as exc:  # a module that raises (or exits) as it imports
+            pass_on_ctrl_c(exc, received)  # only a real Ctrl-C ends the run as one
+            return f"importing {module!r} raised {type(exc).__name__}: {exc}"
     return None

@@ -11,10 +11,11 @@ outright (``os._exit``) cannot be caught in the process that imports it.
 One ``KeyboardInterrupt`` is not the module's: the one Python raises for a real Ctrl-C
 (SIGINT) that arrives while the module imports. To tell them apart, the import runs with a
 SIGINT handler that records the signal before handing it to the handler that was there
-(:func:`_sigint_witness`); a ``KeyboardInterrupt`` is passed on only when a SIGINT was
-received meanwhile, so a real Ctrl-C still ends the run as docs/cli.md says (the module
-raising ``KeyboardInterrupt`` itself is its error). Off the main thread no signal handler
-runs, so there every ``KeyboardInterrupt`` is the module's.
+(:func:`sigint_witness`); a ``KeyboardInterrupt`` is passed on only when a SIGINT was
+received meanwhile (:func:`pass_on_ctrl_c`), so a real Ctrl-C still ends the run as
+docs/cli.md says (the module raising ``KeyboardInterrupt`` itself is its error). Off the
+main thread no signal handler runs, so there every ``KeyboardInterrupt`` is the module's.
+A suite's ``custom`` check modules are imported under the same rule (``engine.preflight``).
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ def import_target(target: str, what: str) -> Any:
     cwd = str(Path.cwd())
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
-    with _sigint_witness() as received:
+    with sigint_witness() as received:
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             message = f"cannot import module {module_name!r}: {_describe(exc)}; check PYTHONPATH"
             raise _error(what, message) from None
         except BaseException as exc:  # the module's own code ran and raised
-            _pass_on_ctrl_c(exc, received)
+            pass_on_ctrl_c(exc, received)
             raise _error(
                 what,
                 f"importing module {module_name!r} raised {_describe(exc)}; the module must "
@@ -70,7 +71,7 @@ def import_target(target: str, what: str) -> Any:
                 found = hasattr(obj, part)
                 value = getattr(obj, part) if found else None
             except BaseException as exc:  # a module or class __getattr__ of the user's
-                _pass_on_ctrl_c(exc, received)
+                pass_on_ctrl_c(exc, received)
                 raise _error(
                     what,
                     f"looking up {attr!r} in module {module_name!r} raised {_describe(exc)}; "
@@ -99,14 +100,19 @@ def _describe(exc: BaseException) -> str:
     return f"{name}({text})" if text else name
 
 
-def _pass_on_ctrl_c(exc: BaseException, received: list[int]) -> None:
-    """Re-raise ``exc`` when it is a real Ctrl-C (a SIGINT arrived during the import)."""
+def pass_on_ctrl_c(exc: BaseException, received: list[int]) -> None:
+    """Re-raise ``exc`` when it is a real Ctrl-C (a SIGINT arrived during the import).
+
+    Args:
+        exc: What the user's code raised.
+        received: The count :func:`sigint_witness` yields.
+    """
     if isinstance(exc, KeyboardInterrupt) and received[0]:
         raise exc
 
 
 @contextmanager
-def _sigint_witness() -> Iterator[list[int]]:
+def sigint_witness() -> Iterator[list[int]]:
     """Within the block, count the SIGINTs that arrive, then let the handler that was
     installed (Python's, which raises ``KeyboardInterrupt``, or the run's) act as it would.
 
