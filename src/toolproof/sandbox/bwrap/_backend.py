@@ -355,6 +355,10 @@ class BwrapSandbox(Sandbox):
             return self._slot if isinstance(self._slot, SpawnerSlot) else None
 
     def _etc_dir(self) -> Path:
+        """The generated passwd, group, hosts and hostname, written once per sandbox."""
+        known: Path | None = getattr(self, "_etc", None)
+        if known is not None:  # in the sandbox's private scratch directory: it stays
+            return known
         scratch = self._scratch_dir()
         with self._lock:  # another thread's bwrap must never bind a half-written file
             etc = scratch / "etc"
@@ -362,6 +366,7 @@ class BwrapSandbox(Sandbox):
                 staging = Path(tempfile.mkdtemp(dir=scratch))
                 _write_etc(staging)
                 staging.rename(etc)
+            self._etc = etc
         return etc
 
     def exec(
