@@ -64,7 +64,7 @@ def load_plugins(enabled: bool = True, cache: Path | None = None) -> dict[str, s
             if callable(target) and not isinstance(target, type):
                 target()
             _loaded[name] = None
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a plug-in that exits is broken, not the run
             _loaded[name] = f"{type(exc).__name__}: {exc}"
     return _loaded
 
