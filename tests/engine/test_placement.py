@@ -1,6 +1,8 @@
-"""Defaults that scale: a run given many episodes in flight chooses worker processes and the
-agent's loop itself (``engine/_placement.py``), only where that is safe, and records and
-scores nothing differently for it."""
+"""Defaults that scale: a run given many episodes in flight chooses worker processes itself
+(``engine/_placement.py``), only where that is safe, never the harness's loop for an agent
+(that stays the user's explicit ``--agent-arg loop=harness``), and records and scores
+nothing differently for it. A ``Placement(loop="harness")`` built here directly still
+exercises the engine's withdrawable loop."""
 
 from __future__ import annotations
 
@@ -36,11 +38,17 @@ def test_many_in_flight_chooses_a_worker_per_core_for_a_built_in_agent() -> None
     # a worker process for every 1,000 episodes at most: its start-up must pay for itself
     assert _choose(_config("random"), cores=8) == Placement(workers=5, loop=None)
     assert _choose(_config("oracle"), planned=1999) is None
-    assert _choose(_config(QUICK), planned=1999) == Placement(workers=1, loop="harness")
+    assert _choose(_config(QUICK), planned=1999) is None
 
 
-def test_an_async_python_agent_also_goes_on_the_harness_loop() -> None:
-    assert _choose(_config(QUICK)) == Placement(workers=2, loop="harness")
+def test_the_run_never_puts_an_untrusted_python_agent_on_the_harness_loop() -> None:
+    """The rule (F2, invariant 9): the run's own choice never weakens where agent code runs.
+    An async ``python:`` agent gets worker processes where they pay, never ``loop=harness``:
+    on that loop its code could reach every episode's task and stop the run. Only the user's
+    explicit ``--agent-arg loop=harness`` puts it there."""
+    assert _choose(_config(QUICK)) == Placement(workers=2, loop=None)
+    assert _choose(_config(QUICK), cores=1) is None
+    assert _choose(_config(QUICK), workers_given=True) is None
 
 
 def test_few_in_flight_or_a_short_run_chooses_nothing() -> None:
@@ -50,16 +58,11 @@ def test_few_in_flight_or_a_short_run_chooses_nothing() -> None:
     assert _choose(_config(QUICK), executor="ray") is None
 
 
-def test_one_core_gets_no_workers_but_still_the_loop() -> None:
-    assert _choose(_config("oracle"), cores=1) is None
-    assert _choose(_config(QUICK), cores=1) == Placement(workers=1, loop="harness")
-
-
 def test_explicit_options_win() -> None:
-    assert _choose(_config(QUICK), workers_given=True) == Placement(workers=1, loop="harness")
     own = _config(QUICK, agent_options={"loop": "own"})
     assert _choose(own) == Placement(workers=2, loop=None)
     assert _choose(_config("oracle"), workers_given=True) is None
+    assert _choose(_config("oracle"), cores=1) is None
 
 
 @pytest.fixture
@@ -78,7 +81,7 @@ def test_agents_a_worker_cannot_rebuild_get_no_workers(in_process_agent: str) ->
     # a python: agent whose module is not a file on the path
     assert _choose(_config("python:no_such_module_here:Agent")) is None
     assert _choose(_config("python:__main__:Agent")) is None
-    # a plain def act: not the harness's loop, but worker processes are fine
+    # a plain def act: worker processes are fine
     plain = _config("python:toolproof_placement_agents:Plain")
     assert _choose(plain) == Placement(workers=2, loop=None)
 

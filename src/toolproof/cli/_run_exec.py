@@ -33,9 +33,11 @@ def _place(
     quiet: bool,
 ) -> RunConfig:
     """The run's placement (``engine/_placement.py``): with many episodes in flight and no
-    ``--workers``, worker processes and the agent's loop chosen by the run, said in one line
-    and recorded in its config. A resume keeps what the run recorded; ``workers`` (an
-    explicit ``--workers``) wins over a recorded or chosen number of processes."""
+    ``--workers``, worker processes chosen by the run, said in one line and recorded in its
+    config. A resume keeps what the run recorded; ``workers`` (an explicit ``--workers``)
+    wins over a recorded or chosen number of processes. The harness's loop is never the
+    run's choice: a ``loop`` an older run recorded is dropped (only ``--agent-arg
+    loop=harness`` puts an agent there)."""
     from toolproof.engine import plan
     from toolproof.engine._placement import choose_placement, describe
 
@@ -50,11 +52,35 @@ def _place(
         )
     elif workers is not None and placement.workers != 1:  # --workers on a resume wins
         placement = placement.model_copy(update={"workers": 1})
-    if placement is not None and placement.workers == 1 and placement.loop is None:
+    if placement is not None and placement.loop is not None:
+        placement = placement.model_copy(update={"loop": None})
+    if placement is not None and placement.workers == 1:
         placement = None
     if placement is not None and not quiet:
         click.echo(describe(placement), err=True)
     return config.model_copy(update={"placement": placement})
+
+
+LOOP_STOPPED = "Event loop stopped before Future completed."
+"""What ``asyncio.run`` raises when code on the harness's loop stopped it: only an agent
+run with ``--agent-arg loop=harness`` can, toolproof never does."""
+
+
+def _stopped_loop(run_dir: Path) -> None:
+    """The harness's event loop was stopped under the run (an agent the user put on it with
+    ``--agent-arg loop=harness`` called ``loop.stop()``): the run is incomplete, never a
+    traceback; the episodes stored stay, and a resume with the agent on its own thread
+    runs the rest."""
+    click.secho(
+        "error: the harness's event loop was stopped while episodes ran (the agent runs on it "
+        "with --agent-arg loop=harness, and agent code stopped it); the run is incomplete. "
+        f"Resume with the agent on its own thread: {resume_command(run_dir)} "
+        "--agent-arg loop=own (and the run's other --agent-arg options)",
+        fg="red",
+        bold=True,
+        err=True,
+    )
+    raise SystemExit(3)
 
 
 def _store_overview(run_dir: Path) -> None:
@@ -103,6 +129,10 @@ def _execute(
             try:
                 with live_egress(live_run), run_gateway(runner.config):
                     summary: dict[str, Any] = asyncio.run(runner.run())
+            except RuntimeError as exc:
+                if str(exc) != LOOP_STOPPED:
+                    raise
+                _stopped_loop(run_dir)
             finally:
                 reporter.close()
         return summary

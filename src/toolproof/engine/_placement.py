@@ -1,33 +1,34 @@
 """Defaults that scale: what a run given only ``--parallel N`` chooses for itself.
 
 With many episodes in flight one process spends its core on the harness (each
-episode's turns, tool calls, records), and a ``python:`` agent on its own thread pays
-two thread hops per call: at 1,000 in flight that was a fifth of the ideal throughput.
-Worker processes (``--workers``) use every core, and ``loop=harness`` runs an async
-agent on the harness's loop. A run chooses them itself when that pays and is safe:
+episode's turns, tool calls, records). Worker processes (``--workers``) use every core.
+A run chooses them itself when that pays and is safe:
 
 * **when it pays**: at least :data:`AUTO_IN_FLIGHT` episodes in flight and more episodes
-  to run than that; worker processes only with :data:`WORKER_EPISODES` episodes or more for
-  each (a short run would spend more on starting workers than it saves);
+  to run than that, and :data:`WORKER_EPISODES` episodes or more for each worker (a short
+  run would spend more on starting workers than it saves);
 * **worker processes** (one per core at most) for an agent kind that a fresh process
   builds again from its spec alone (:data:`WORKER_KINDS`; a ``python:`` agent whose module
   is a file on the path), with no model gateway, model cache, live proxy or user/judge model in the
-  parent that the workers would need to share, on a machine with more than one core;
-* **the harness's loop** for a ``python:`` agent whose options do not place it (an
-  agent class or instance must have an ``async def`` act/run; a factory is tried). An
-  agent that then blocks, or is not async after all, is run again on its own thread,
-  for that episode and the rest of the run (``Worker``), so that its records are those it
-  would have had there.
+  parent that the workers would need to share, on a machine with more than one core.
 
-An explicit ``--workers`` or ``--agent-arg loop=...`` wins; the choice is recorded in
-the run's config (:class:`~toolproof.engine.config.Placement`) so that a resume runs the
-same way. Records and summary do not depend on it.
+A run never chooses the harness's event loop (``loop=harness``) for an agent: a ``python:``
+agent is code the run does not own, and on that loop it could reach every episode's task
+(``asyncio.all_tasks()``) and stop the run (invariant 9: the run's own choices never weaken
+where agent code runs). ``--agent-arg loop=harness`` stays the user's explicit opt-in; a
+placement with ``loop`` recorded by an older run is not followed (``cli/_run_exec._place``).
+:class:`_Withdrawable` still serves a :class:`~toolproof.engine.config.Placement` with
+``loop="harness"`` built by a caller of the engine: an agent that blocks there, or is not
+async, goes back on its own thread, for that episode and the rest of the run (``Worker``).
+
+An explicit ``--workers`` wins; the choice is recorded in the run's config
+(:class:`~toolproof.engine.config.Placement`) so that a resume runs the same way. Records
+and summary do not depend on it.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -101,10 +102,9 @@ def choose_placement(
     workers = min(cores, planned // WORKER_EPISODES)
     if workers < 2 or workers_given or not workers_safe(config):
         workers = 1
-    loop = "harness" if harness_loop_safe(config) else None
-    if workers == 1 and loop is None:
+    if workers == 1:  # never the harness's loop: see the module
         return None
-    return Placement(workers=workers, loop=loop)
+    return Placement(workers=workers)
 
 
 def describe(placement: Placement) -> str:
@@ -131,32 +131,6 @@ def workers_safe(config: RunConfig) -> bool:
     if "cache" in config.agent_options:  # one model-call cache file, not one per process
         return False
     return kind != "python" or _importable_file(target.partition(":")[0])
-
-
-def harness_loop_safe(config: RunConfig) -> bool:
-    """Whether a ``python:`` agent may be tried on the harness's loop (see the module)."""
-    kind, _, target = config.agent.partition(":")
-    options = config.agent_options
-    if kind != "python" or "loop" in options or "block_limit_s" in options:
-        return False
-    module, _, attr = target.partition(":")
-    if not _importable_file(module) or not attr:
-        return False
-    from toolproof.agents.builtin.python_agent import import_target
-
-    try:  # the run imports it next anyway (as here); one that fails is reported there
-        obj = import_target(target, "agent")
-    except Exception:
-        return False
-    return _async_or_factory(obj)
-
-
-def _async_or_factory(obj: Any) -> bool:
-    """False for an agent class or instance whose act/run is a plain ``def``."""
-    method = getattr(obj, "act", None) or getattr(obj, "run", None)
-    if method is None:
-        return True  # a factory: what it makes is seen when it runs
-    return inspect.iscoroutinefunction(method)
 
 
 def _importable_file(module: str) -> bool:

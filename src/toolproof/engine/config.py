@@ -47,7 +47,9 @@ class Placement(BaseModel):
         description=(
             "'harness': a python: agent runs on the harness's event loop, as "
             "`--agent-arg loop=harness` (back on its own thread for the rest of the run if "
-            "it blocks or is not async); None: where its options put it."
+            "it blocks or is not async); None: where its options put it. The run never "
+            "chooses 'harness' itself (untrusted agent code), and `toolproof run` drops one "
+            "an older run recorded."
         ),
     )
 

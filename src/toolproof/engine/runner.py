@@ -159,8 +159,8 @@ class Runner:
         if not meta:
             return
         problems = []
-        old = meta.get("identity", {})
-        new = self.config.identity()
+        old = _placement_free(meta.get("identity", {}))
+        new = _placement_free(self.config.identity())
         for key in sorted(old.keys() | new.keys()):
             if old.get(key) != new.get(key):
                 problems.append(
@@ -357,3 +357,13 @@ class Runner:
             episodes["stop_reason"] = self.stop_reason
         store.finalize(summary)
         return summary
+
+
+def _placement_free(identity: dict[str, Any]) -> dict[str, Any]:
+    """A run's identity without the agent's ``loop`` option: where a ``python:`` agent runs
+    (its own thread or the harness's loop) does not change its records, and a run stopped
+    under ``loop=harness`` resumes with ``--agent-arg loop=own``."""
+    options = identity.get("agent_options")
+    if not isinstance(options, dict) or "loop" not in options:
+        return identity
+    return {**identity, "agent_options": {k: v for k, v in options.items() if k != "loop"}}
