@@ -58,6 +58,7 @@ from toolproof.sandbox import Sandbox, _launch, get_backend
 from toolproof.sandbox._cgroup import CgroupSupport, host_support
 from toolproof.sandbox._identity import sandbox_owner
 from toolproof.sandbox.bwrap._backend import _PATH, _probe, _write_etc, build_argv, seccomp_pipe
+from toolproof.sandbox.bwrap._spawner import Spawner
 
 
 def _cpu() -> float:
@@ -123,17 +124,22 @@ def _wait_for_spawner(box: Sandbox) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         box.exec(["true"])
-        spawner = None if box._slot is None else box._slot._spawner
+        spawner = _spawner(box)
         if spawner is None or not spawner._pending:
             return
         time.sleep(0.05)
     print("warning: the spawner did not become ready; the backend ran its per-command path")
 
 
+def _spawner(box: Sandbox | None) -> Spawner | None:
+    """``box``'s spawner, if it has one now (bwrap with a root harness)."""
+    spawner = getattr(None if box is None else box._slot, "_spawner", None)
+    return spawner if isinstance(spawner, Spawner) else None
+
+
 def _spawner_cpu(box: Sandbox | None) -> float:
     """CPU seconds of ``box``'s spawner and of everything it started and reaped."""
-    slot = None if box is None else box._slot
-    spawner = None if slot is None else slot._spawner
+    spawner = _spawner(box)
     if spawner is None:
         return 0.0
     try:
@@ -222,8 +228,7 @@ def main(rounds: int, files: int, breakdown: bool = False, pause: float = 0.0,
                     if warm:
                         spent = _cpu() - c0 + _spawner_cpu(spawner_of) - s0
                         cpu[name].append(spent / block)
-            spawner = None if box._slot is None else box._slot._spawner
-            helped = getattr(spawner, "helped", None)  # None: no spawner (or an older one)
+            helped = getattr(_spawner(box), "helped", None)  # None: no spawner (or an older one)
     for name in variants:
         print(_summary(name, wall[name], cpu[name]))
     ratio = statistics.median(wall["bwrap backend"]) / statistics.median(wall["bare bwrap"])
