@@ -39,7 +39,7 @@ from toolproof.agents import Agent, AgentFactory, AgentInfraError, Observation
 from toolproof.agents._outage import UNOBSERVED, take_observed_outage
 from toolproof.agents.base import drives
 from toolproof.agents.limits import checked_turn
-from toolproof.scoring import Score, ScoringContext, score_episode
+from toolproof.scoring import ReferenceEffect, Score, ScoringContext, score_episode
 from toolproof.scoring.checks.custom import needs_thread
 from toolproof.spec import SpecError, TaskInstance
 from toolproof.tools import ToolCrash
@@ -53,6 +53,7 @@ from ._agent_code import AGENT_RAISES, agent_raised, close_agent, error_text
 from ._copies import AgentCopies
 from ._episode_driven import drive
 from ._episode_setup import Continuation, EpisodeOptions, EpisodeParts, open_episode
+from ._reference import reference_effect
 from .building import BuildTimeout, build_agent_for, stop_commands
 from .faults import crash_outcome, harness_fault, unscored
 from .session import Recorder, off_loop
@@ -214,9 +215,10 @@ async def score_and_close(
         SpecError: the run's configuration cannot score this task.
     """
     try:  # one hop: deleting a big workspace takes a while too
+        reference = await reference_effect(instance, options)  # collateral's measure
         score = await off_loop(
             world,
-            lambda: _score(instance, trajectory, initial, world, own_world, options),
+            lambda: _score(instance, trajectory, initial, world, own_world, options, reference),
             # user code, or a judge's synchronous model client: never on the event loop
             always=needs_thread(instance.task, options.fixtures_base),
         )
@@ -249,6 +251,7 @@ def _score(
     world: World,
     close: bool,
     options: EpisodeOptions,
+    reference: ReferenceEffect | None = None,
 ) -> Score:
     """Snapshot the final state, score the episode, close the world if ``close``.
 
@@ -267,6 +270,7 @@ def _score(
                     final=final,
                     world=world,
                     task_dir=options.fixtures_base,
+                    reference=reference,
                 )
             )
     finally:

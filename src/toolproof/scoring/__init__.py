@@ -11,8 +11,10 @@ Map::
     check_levels / check_custom_imports: what ``toolproof validate`` asks of scoring.
 """
 
+from ._effects import ReferenceEffect
 from .base import CheckResult, Evaluator, Level, Score, ScoringContext, check
 from .checks.custom import check_custom_imports, check_function
+from .collateral import needs_reference
 from .levels import grade, reference_calls, weighted_fraction
 from .registry import evaluators
 from .roles import Role, check_levels, static_role
@@ -22,6 +24,7 @@ __all__ = [
     "CheckResult",
     "Evaluator",
     "Level",
+    "ReferenceEffect",
     "Role",
     "Score",
     "ScoringContext",
@@ -31,6 +34,7 @@ __all__ = [
     "check_levels",
     "evaluators",
     "grade",
+    "needs_reference",
     "reference_calls",
     "score_episode",
     "static_role",

@@ -20,6 +20,7 @@ from toolproof.spec import TaskInstance
 from toolproof.trajectory import Termination, Trajectory
 from toolproof.worlds import World, WorldSnapshot
 
+from ._effects import ReferenceEffect
 from .roles import Role, static_role
 
 
@@ -107,6 +108,10 @@ class ScoringContext:
     """The final world (the agent can no longer act on it)."""
     task_dir: Path | None = None
     """The directory of the task file; custom check modules are looked up in its suite."""
+    reference: ReferenceEffect | None = None
+    """What the reference solution does to a fresh world of this instance (the engine
+    plays it once per task and seed); collateral damage is judged against it. None when
+    the task has none to compare with (see :func:`toolproof.scoring.collateral.needs_reference`)."""
 
     def read_file(self, rel: str) -> bytes | None:
         """The final content of a workspace file, or None if absent."""
