@@ -93,11 +93,19 @@ def test_a_killed_worker_costs_a_retry_not_a_result(
     assert summary["episodes"]["infra_retries"] == len(retried)
 
 
-def test_a_worker_that_keeps_dying_ends_in_an_infra_error(
-    suite_dir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("agent", "ending"), [("random", "infra_error"), (AGENT, "agent_error")])
+def test_a_worker_that_keeps_dying_ends_as_its_agent_kind_says(
+    suite_dir: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    ending: str,
 ) -> None:
+    """A built-in agent's worker that keeps dying: infra_error after the retries. A
+    ``python:`` agent's: each episode runs again alone, and dies alone too: the agent's code
+    was in the process, so it is the agent's ``agent_error`` (faults.worker_death_outcome)."""
     monkeypatch.setenv(test_agents.SLEEP_ENV, "0")
-    config = _config(suite_dir).model_copy(update={"retries": 0, "epochs": 1})
+    config = _config(suite_dir).model_copy(update={"retries": 0, "epochs": 1, "agent": agent})
 
     async def run() -> list[EpisodeRecord]:
         executor = ProcessExecutor(Worker(config, None), {"workers": 2})
@@ -114,8 +122,13 @@ def test_a_worker_that_keeps_dying_ends_in_an_infra_error(
         return plan(config, load_suite(config.suite))
 
     records = asyncio.run(run())
-    assert [r.score.termination.value for r in records] == ["infra_error"] * 3
-    assert all("worker process died" in r.infra_errors[-1] for r in records)
+    assert [r.score.termination.value for r in records] == [ending] * 3
+    if ending == "infra_error":
+        assert all("worker process died: exit" in r.infra_errors[-1] for r in records)
+    else:
+        assert all("run alone" in r.infra_errors[-1] for r in records)
+        errors = [r.trajectory.error or "" for r in records]
+        assert all(e.startswith("the agent's process died: exit") for e in errors)
 
 
 CHILD = """
@@ -172,12 +185,22 @@ def test_a_killed_run_with_workers_resumes_to_the_uninterrupted_result(
     "output",
     ["not the protocol at all", '{"id":0,"record":{"key": "a#0", "but": "not a record"}}'],
 )
+@pytest.mark.parametrize(
+    ("agent", "ending", "attempts"), [("random", "infra_error", 2), (AGENT, "agent_error", 2)]
+)
 def test_a_worker_writing_garbage_is_replaced_not_fatal(
-    suite_dir: Callable[..., Path], output: str, monkeypatch: pytest.MonkeyPatch
+    suite_dir: Callable[..., Path],
+    output: str,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    ending: str,
+    attempts: int,
 ) -> None:
+    """Bytes on the records pipe end the worker, never the run; with a built-in agent it
+    is infra (retried), with agent code in the worker the agent's (after a solo run)."""
     import sys
 
-    config = _config(suite_dir).model_copy(update={"retries": 1, "epochs": 1})
+    config = _config(suite_dir).model_copy(update={"retries": 1, "epochs": 1, "agent": agent})
     liar = f"import sys; sys.stdin.readline(); sys.stdin.readline(); print({output!r}, flush=True)"
     real = asyncio.create_subprocess_exec
 
@@ -195,7 +218,7 @@ def test_a_worker_writing_garbage_is_replaced_not_fatal(
             await executor.aclose()
 
     record = asyncio.run(run())
-    assert record.score.termination.value == "infra_error" and record.attempts == 2
+    assert record.score.termination.value == ending and record.attempts == attempts
     assert all("worker process" in error for error in record.infra_errors)
 
 

@@ -245,6 +245,14 @@ class Worker:
 
     def infra_failure(self, job: EpisodeJob, errors: list[str]) -> EpisodeRecord:
         """The record of an episode that could not be run at all (e.g. its worker died)."""
+        return self.unrun(job, errors, Termination.INFRA_ERROR, errors[-1] if errors else None)
+
+    def unrun(
+        self, job: EpisodeJob, errors: list[str], termination: Termination, error: str | None
+    ) -> EpisodeRecord:
+        """The record of an episode that ended with no trajectory to show, as
+        ``termination`` with ``error`` (``faults.worker_death_outcome``: its worker process
+        died); ``errors`` are the infra errors of its earlier attempts."""
         instance = self.instance(job)
         trajectory = Trajectory(
             episode_id=job.key,
@@ -253,16 +261,17 @@ class Worker:
             seed=instance.seed,
             agent=self.config.agent,
             prompt=[],
-            termination=Termination.INFRA_ERROR,
-            error=errors[-1] if errors else "infra_error",
+            termination=termination,
+            error=error or termination.value,
         )
         score = Score(
             passed=False,
             level=Level.FAIL,
             fraction=0.0,
             checks=[],
-            termination=Termination.INFRA_ERROR,
+            termination=termination,
             tool_calls=0,
+            failure_mode=None if termination is Termination.INFRA_ERROR else termination.value,
         )
         return EpisodeRecord(
             key=job.key,
@@ -270,7 +279,7 @@ class Worker:
             epoch=job.epoch,
             seed=instance.seed,
             agent=self.config.agent,
-            attempts=len(errors),
+            attempts=len(errors) + (termination is not Termination.INFRA_ERROR),
             infra_errors=errors,
             score=score,
             trajectory=trajectory,

@@ -10,6 +10,9 @@ the record. When that raises for one episode, the run records it and goes on:
   refused, say); it is stored with every text made valid (a lone surrogate written as
   ``\\udcff``), or, when even that cannot be written, without its steps.
 
+A worker process that dies under its episodes is decided here too
+(:func:`worker_death_outcome`): infra only when the worker ran toolproof's code alone.
+
 Either way the episode ends ``agent_error``, not passed, and its error starts with
 :data:`FAULT`, says what failed and asks for a report; it is logged as an error when it
 happens. It is **not** an ``infra_error``, which would leave the denominator: an episode
@@ -173,3 +176,63 @@ def harness_fault(what: str, exc: BaseException) -> tuple[Termination, str]:
     )
     _log.error("%s", text)
     return Termination.AGENT_ERROR, text
+
+
+OWN_CODE_KINDS = frozenset(
+    {
+        "oracle",
+        "noop",
+        "random",
+        "gullible",
+        "never-asks",
+        "never-retries",
+        "openai",
+        "anthropic",
+        "litellm",
+        "ollama",
+        "vllm",
+    }
+)
+"""Agent kinds that run only toolproof's own code in a worker process: its built-in agents
+and its adapters that talk to a model server elsewhere over HTTP. Every other kind
+(``python:``, the framework adapters, ``mcp``, ``cmd:``, plug-ins) runs code the run does not
+own in, or as a child of, the worker process."""
+
+
+def process_exit_text(code: int | None) -> str:
+    """How a process ended, for a message: ``exit 1``, ``signal 9``."""
+    if code is None:
+        return "no exit status"
+    return f"signal {-code}" if code < 0 else f"exit {code}"
+
+
+def worker_death_outcome(agent: str, cause: str, *, solo: bool) -> tuple[Termination, str] | None:
+    """How an episode ends whose worker process died under it (``cause``: ``exit 1``,
+    ``signal 9``, a line on its records pipe that is not a record): the one place this is
+    decided (ARCHITECTURE.md, invariant 8).
+
+    * With an agent of :data:`OWN_CODE_KINDS` only toolproof's code ran in the worker: the
+      death is a failure toolproof witnessed that the agent could not have caused, an
+      ``infra_error`` (retried, out of the denominator).
+    * With agent code in the worker (``solo`` False: it ran beside other episodes): any of
+      them may have ended it, so the episode is run again alone in a fresh worker (None).
+    * With agent code in a worker that ran only this episode (``solo``): the agent's code
+      ended its process (``os._exit``, a crash of a native library, memory to the OOM
+      killer, bytes on the records pipe); toolproof cannot show otherwise, so it is the
+      agent's ``agent_error``, in the denominator.
+
+    Args:
+        agent: The agent spec (its kind is what counts).
+        cause: What ended the worker.
+        solo: The episode ran alone in that worker.
+    """
+    kind = agent.partition(":")[0]
+    if kind in OWN_CODE_KINDS:
+        return Termination.INFRA_ERROR, _plain(f"worker process died: {cause}"[:600])
+    if not solo:
+        return None
+    return Termination.AGENT_ERROR, _plain(
+        f"the agent's process died: {cause}"[:600]
+        + " (the episode ran alone in a fresh worker process with the agent's code in it; "
+        "an agent that ends or corrupts its process fails its episode)"
+    )

@@ -9,9 +9,16 @@ JSON lines. Each worker loads only the task files the run selects (this process 
 checked the whole suite). An in-process ``python:`` agent is built again in each worker from its
 spec, so it must be importable there (the parent's ``sys.path`` is handed down).
 
-A worker that dies (killed, out of memory) has its jobs run again on a fresh worker;
-after ``retries`` such deaths a job is stored as an ``infra_error``, never lost and
-never counted against the agent, as with the ``ray`` executor.
+A worker that dies (killed, out of memory, code in it that exits or writes to its records
+pipe) has its jobs run again; how each ends is decided in one place,
+:func:`~toolproof.engine.faults.worker_death_outcome` (ARCHITECTURE.md, invariant 8). With
+only toolproof's code in the worker (the built-in agents, the SDK adapters) a death is a
+witnessed infra fault: the job runs again on a fresh worker, and after ``retries`` deaths is
+stored as an ``infra_error``. With agent code in the worker (``python:`` and every other
+kind) any episode in flight may have ended it, so each of them runs again alone in a fresh
+worker process of its own (one such solo run at a time, beside the run's workers); one whose
+solo worker dies too ended it itself, and is the agent's ``agent_error``, in the
+denominator. Episodes that only shared the dead worker are not charged.
 """
 
 from __future__ import annotations
@@ -26,15 +33,21 @@ from typing import Any
 
 from toolproof.results import EpisodeRecord
 from toolproof.spec.providers import is_provided
+from toolproof.trajectory import Termination
 
 from ._jobs import EpisodeJob, Worker, share_out
+from .faults import process_exit_text, worker_death_outcome
 
 _LINE_LIMIT = 1 << 30
 """Longest record line read from a worker (a record holds a whole trajectory)."""
 
 
 class WorkerDied(Exception):
-    """The worker process running a job exited before returning it."""
+    """The worker process running a job exited before returning it (``cause``: how)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
 
 
 class _Process:
@@ -44,6 +57,8 @@ class _Process:
         self.proc = proc
         self.pending: dict[int, asyncio.Future[str]] = {}
         self.reader: asyncio.Task[None] | None = None
+        self.cause: str | None = None
+        """Why this process ended it, when it did (bytes on the records pipe)."""
 
     @property
     def alive(self) -> bool:
@@ -94,9 +109,10 @@ class ProcessExecutor:
         self._slots: list[_Process | None] = [None] * self.size
         self._starting: list[asyncio.Lock] | None = None
         self._ids = itertools.count()
+        self._solo: asyncio.Lock | None = None
         self.deaths = 0
 
-    async def _spawn(self, slot: int) -> _Process:
+    async def _spawn(self, hello: str) -> _Process:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -109,7 +125,7 @@ class ProcessExecutor:
         )
         child = _Process(proc)
         assert proc.stdin is not None
-        proc.stdin.write(self._hellos[slot].encode() + b"\n")
+        proc.stdin.write(hello.encode() + b"\n")
         child.reader = asyncio.create_task(self._read(child))
         return child
 
@@ -122,20 +138,21 @@ class ProcessExecutor:
                 try:
                     ident = int(head[len(b'{"id":') :])
                 except ValueError:  # not the protocol (code in the worker wrote to it): end it
+                    child.cause = "it wrote a line that is not a record to its records pipe"
                     child.proc.kill()
                     break
                 future = child.pending.pop(ident, None)
                 if future is not None and not future.done():
                     future.set_result(rest[:-2].decode())  # drop the closing } and newline
-        except (ValueError, ConnectionError):  # a line over the limit, a broken pipe
+        except (ValueError, ConnectionError) as exc:  # a line over the limit, a broken pipe
+            child.cause = f"its records pipe failed ({type(exc).__name__})"
             child.proc.kill()
         finally:
             code = await child.proc.wait()
+            cause = child.cause or process_exit_text(code)
             for future in child.pending.values():
                 if not future.done():
-                    future.set_exception(
-                        WorkerDied(f"worker process {child.proc.pid} exited with {code}")
-                    )
+                    future.set_exception(WorkerDied(f"{cause} (worker process {child.proc.pid})"))
             child.pending.clear()
 
     async def _pick(self) -> _Process:
@@ -146,7 +163,7 @@ class ProcessExecutor:
                 async with self._starting[slot]:
                     current = self._slots[slot]
                     if current is None or not current.alive:
-                        self._slots[slot] = await self._spawn(slot)
+                        self._slots[slot] = await self._spawn(self._hellos[slot])
         live = [(c, w) for c, w in zip(self._slots, self._weights, strict=True) if c is not None]
         return min(live, key=lambda pair: len(pair[0].pending) / pair[1])[0]
 
@@ -156,63 +173,101 @@ class ProcessExecutor:
 
     async def submit(self, job: EpisodeJob) -> EpisodeRecord:
         """Run the job on the least busy worker, for its part of the limits; a dead worker's
-        job runs again elsewhere."""
+        job runs again as :func:`~toolproof.engine.faults.worker_death_outcome` decides."""
         errors: list[str] = []
+        solo = False
         while True:
-            child = await self._pick()
-            ident = next(self._ids)
-            future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-            child.pending[ident] = future
-            stdin = child.proc.stdin
-            assert stdin is not None
-            message = {"id": ident, "task": job.task_id, "epoch": job.epoch}
-            try:
-                stdin.write(json.dumps(message).encode() + b"\n")
-                text = await future
-            except asyncio.CancelledError:
-                child.pending.pop(ident, None)
-                with contextlib.suppress(Exception):
-                    stdin.write(json.dumps({"cancel": ident}).encode() + b"\n")
-                raise
-            except (WorkerDied, ConnectionError, RuntimeError) as exc:
-                child.pending.pop(ident, None)
-                self.deaths += 1
-                errors.append(f"worker process died: {exc}")
-                if len(errors) > self.worker.config.retries:
-                    return self.worker.infra_failure(job, errors)
+            if solo:
+                result = await self._alone(job)
+            else:
+                result = await self._attempt(await self._pick(), job)
+            if isinstance(result, EpisodeRecord):
+                return _with_errors(result, errors)
+            self.deaths += 1
+            outcome = worker_death_outcome(self.worker.config.agent, result, solo=solo)
+            if outcome is None:  # agent code shared the worker: whose was it? run it alone
+                solo = True
+                errors.append(f"worker process died ({result}) beside this episode: run alone")
                 continue
+            termination, text = outcome
+            if termination is not Termination.INFRA_ERROR:
+                return self.worker.unrun(job, errors, termination, text)
+            errors.append(text)
+            if len(errors) > self.worker.config.retries:
+                return self.worker.infra_failure(job, errors)
+
+    async def _attempt(self, child: _Process, job: EpisodeJob) -> EpisodeRecord | str:
+        """The job's record from ``child``, or how ``child`` died under it."""
+        ident = next(self._ids)
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        child.pending[ident] = future
+        stdin = child.proc.stdin
+        assert stdin is not None
+        message = {"id": ident, "task": job.task_id, "epoch": job.epoch}
+        try:
+            stdin.write(json.dumps(message).encode() + b"\n")
+            text = await future
+        except asyncio.CancelledError:
+            child.pending.pop(ident, None)
+            with contextlib.suppress(Exception):
+                stdin.write(json.dumps({"cancel": ident}).encode() + b"\n")
+            raise
+        except WorkerDied as exc:
+            child.pending.pop(ident, None)
+            return exc.cause
+        except (ConnectionError, RuntimeError) as exc:  # its input pipe: it is gone
+            child.pending.pop(ident, None)
+            child.proc.kill()
+            return f"its input pipe failed ({type(exc).__name__}: {str(exc)[:200]})"
+        try:
+            return EpisodeRecord.model_validate_json(text)
+        except ValueError as exc:  # not a record (code in the worker wrote to the pipe)
+            child.proc.kill()
+            return f"it sent no valid record ({str(exc)[:300]})"
+
+    async def _alone(self, job: EpisodeJob) -> EpisodeRecord | str:
+        """The job run alone in a fresh worker process (one at a time), ended after it."""
+        if self._solo is None:
+            self._solo = asyncio.Lock()
+        async with self._solo:
+            child = await self._spawn(self._hellos[0])
             try:
-                record = EpisodeRecord.model_validate_json(text)
-            except ValueError as exc:  # not a record (code in the worker wrote to the pipe)
-                child.proc.kill()
-                errors.append(f"worker process sent no valid record: {str(exc)[:300]}")
-                if len(errors) > self.worker.config.retries:
-                    return self.worker.infra_failure(job, errors)
-                continue
-            if errors:
-                record = record.model_copy(
-                    update={
-                        "attempts": record.attempts + len(errors),
-                        "infra_errors": [*errors, *record.infra_errors],
-                    }
-                )
-            return record
+                return await self._attempt(child, job)
+            finally:
+                await _end(child)
 
     async def aclose(self) -> None:
         """End every worker: close its input, wait a moment, then kill it."""
         for child in self._slots:
-            if child is None:
-                continue
-            if child.proc.stdin is not None:
+            if child is not None and child.proc.stdin is not None:
                 child.proc.stdin.close()
         for child in self._slots:
-            if child is None:
-                continue
-            try:
-                await asyncio.wait_for(child.proc.wait(), 10)
-            except TimeoutError:
-                child.proc.kill()
-                await child.proc.wait()
-            if child.reader is not None:
-                await asyncio.gather(child.reader, return_exceptions=True)
+            if child is not None:
+                await _end(child)
         self._slots = [None] * self.size
+
+
+async def _end(child: _Process) -> None:
+    """End ``child``: close its input (it finishes what it has and exits), wait a moment,
+    then kill it."""
+    if child.proc.stdin is not None:
+        child.proc.stdin.close()
+    try:
+        await asyncio.wait_for(child.proc.wait(), 10)
+    except TimeoutError:
+        child.proc.kill()
+        await child.proc.wait()
+    if child.reader is not None:
+        await asyncio.gather(child.reader, return_exceptions=True)
+
+
+def _with_errors(record: EpisodeRecord, errors: list[str]) -> EpisodeRecord:
+    """``record`` with the attempts its dead workers cost before it."""
+    if not errors:
+        return record
+    return record.model_copy(
+        update={
+            "attempts": record.attempts + len(errors),
+            "infra_errors": [*errors, *record.infra_errors],
+        }
+    )
