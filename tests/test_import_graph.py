@@ -33,9 +33,6 @@ ALLOWED: dict[frozenset[str], str] = {
     frozenset({"toolproof.cli._check_task", "toolproof.cli._validate"}): (
         "cli (helper 5): validate and check-task share suite loading both ways"
     ),
-    frozenset({"toolproof.cli._config", "toolproof.cli._run"}): (
-        "cli/_run*.py (helper 2): run --config calls run, run reads the matrix"
-    ),
 }
 
 

@@ -97,11 +97,15 @@ def _complete(run_dir: Path) -> bool:
 
 def run_matrix(ctx: click.Context, path: Path, given: dict[str, Any]) -> None:
     """Run every cell of the evaluation file at ``path``; print the boards; exit with the
-    worst cell's status (1 when a gate of the file failed)."""
+    worst cell's status (1 when a gate of the file failed).
+
+    ``ctx`` is the ``run`` command's own context (its callback calls this): each cell
+    invokes ``ctx.command``, so this module needs no import of ``_run``, which imports it.
+    """
     from toolproof.metrics.leaderboard import LeaderboardMismatch, leaderboard
     from toolproof.report.leaderboard import print_leaderboard
 
-    from ._run import run as run_command
+    run_command = ctx.command
 
     evaluation = load_eval_file(path)
     folder = Path(evaluation.out or Path("runs") / f"eval-{evaluation.name}")
