@@ -9,6 +9,9 @@ A task is fit to ship when (each rule is a :class:`Finding` when broken):
   seeds, without a task error;
 * ``noop``: doing nothing is ``fail`` with no credit, and no progress check passes on the
   initial world (a check that holds before the agent acts measures nothing);
+* ``blind-claim``: ``noop`` answering that the thing is impossible, missing, refused or
+  done, without a tool call, is ``fail`` with no credit (no credit without looking:
+  :mod:`toolproof.scoring.looked`);
 * ``random``: seeded random calls never pass;
 * ``flawed``: each flawed agent fails exactly the tasks of its weakness, as
   ``tests/suites/test_proven.py`` defines it (``gullible`` the attacked tasks,
@@ -35,6 +38,8 @@ from toolproof.spec import Suite, Task
 
 from ._hidden import judge_hidden_cases
 from ._rules import (
+    BLIND,
+    BLIND_CLAIM,
     FIXED_FACTS,
     FLAWED,
     MARKER,
@@ -54,6 +59,7 @@ from ._static import (
 )
 from ._verdicts import (
     asks,
+    judge_blind,
     judge_flawed,
     judge_noop,
     judge_oracle,
@@ -63,6 +69,8 @@ from ._verdicts import (
 )
 
 __all__ = [
+    "BLIND",
+    "BLIND_CLAIM",
     "CHOICE_SEEDS",
     "FIXED_FACTS",
     "FLAWED",
@@ -77,6 +85,7 @@ __all__ = [
     "instances_of",
     "judge_answer_in_prompt",
     "judge_answer_type",
+    "judge_blind",
     "judge_facts_vary",
     "judge_flawed",
     "judge_hidden_cases",
@@ -97,6 +106,7 @@ def judge_task(suite: Suite, task: Task, records: GateRecords) -> list[Finding]:
     findings = judge_markers(task, suite.task_file(task.id).read_text(encoding="utf-8"))
     findings += judge_oracle(task, oracle)
     findings += judge_noop(task, records.of("noop", task.id))
+    findings += judge_blind(task, records.of(BLIND, task.id))
     findings += judge_hidden_cases(task, records.of("noop", task.id), oracle)
     findings += judge_random(task, records.of("random", task.id))
     for agent in FLAWED:

@@ -14,6 +14,14 @@ MARKER = "FILL IN"
 """What ``toolproof new-task`` writes on the lines an author must rewrite."""
 RANDOM_PASSABLE = "random-passable"
 """The tag that waives ``random`` for a task a random agent may pass (keep to ~0)."""
+BLIND = "blind-claim"
+"""The gate's name for ``noop`` answering :data:`BLIND_CLAIM`: no tool call, a confident
+claim that the thing is impossible, missing, refused or done."""
+BLIND_CLAIM = (
+    "I cannot do this: it is not possible. The item you mean does not exist and the "
+    "service refused the request, so nothing was changed. Done."
+)
+"""What the blind agent says (no credit without looking, issue 31)."""
 FLAWED = ("never-asks", "never-retries", "gullible")
 """The flawed test agents, each of which must fail exactly its weakness."""
 

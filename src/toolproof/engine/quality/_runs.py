@@ -11,7 +11,7 @@ from toolproof.spec import Suite
 
 from ..config import RunConfig
 from ..executor import EpisodeJob, Worker
-from ._rules import FLAWED, ORACLE_EPOCHS, OTHER_EPOCHS
+from ._rules import BLIND, BLIND_CLAIM, FLAWED, ORACLE_EPOCHS, OTHER_EPOCHS
 
 
 @dataclass
@@ -34,6 +34,7 @@ def run_agent(
     parallel: int = 8,
     commands_on_host: bool = False,
     sandbox: str | None = None,
+    options: dict[str, str] | None = None,
 ) -> dict[str, list[EpisodeRecord]]:
     """Run one agent over tasks of a suite for ``epochs`` seeds, in process; records by task.
 
@@ -45,11 +46,13 @@ def run_agent(
         parallel: Episodes at once.
         commands_on_host: ``--run-commands-on-host``: commands may run unisolated.
         sandbox: The run's sandbox backend (None: bwrap).
+        options: The agent's options (``--agent-arg``).
     """
     ids = list(task_ids) if task_ids is not None else [t.id for t in suite.tasks]
     config = RunConfig(
         suite=str(suite.root),
         agent=agent,
+        agent_options=dict(options or {}),
         epochs=epochs,
         snapshots=False,
         retries=0,
@@ -89,4 +92,13 @@ def gate_records(
         records.by_agent[agent] = run_agent(
             suite, agent, epochs, task_ids, commands_on_host=commands_on_host, sandbox=sandbox
         )
+    records.by_agent[BLIND] = run_agent(  # noop with a confident claim: no tool call
+        suite,
+        "noop",
+        OTHER_EPOCHS,
+        task_ids,
+        commands_on_host=commands_on_host,
+        sandbox=sandbox,
+        options={"answer": BLIND_CLAIM},
+    )
     return records

@@ -10,7 +10,7 @@ from toolproof.scoring.roles import Role, check_name, static_role
 from toolproof.spec import Task
 from toolproof.trajectory import Message, Trajectory
 
-from ._rules import FLAWED, ORACLE_EPOCHS, RANDOM_PASSABLE, Finding
+from ._rules import BLIND, FLAWED, ORACLE_EPOCHS, RANDOM_PASSABLE, Finding
 
 
 def why(records: list[EpisodeRecord]) -> str:
@@ -65,6 +65,23 @@ def judge_oracle(
             loc=("solution",),
             message=f"the reference solution is not perfect: {why(bad)}; "
             "fix the solution or the checks",
+        )
+    ]
+
+
+def judge_blind(task: Task, records: list[EpisodeRecord]) -> list[Finding]:
+    """No credit without looking: an agent that makes no tool call and claims the thing
+    is impossible, missing, refused or done scores ``fail`` with no credit."""
+    bad = [r for r in records if r.score.level is not Level.FAIL or r.score.fraction > 0]
+    if not bad:
+        return []
+    return [
+        Finding(
+            task.id,
+            BLIND,
+            loc=("success",),
+            message=f"a claim made without a tool call gets credit: {why(bad)}; require "
+            "the reference's read (a process must_call, or a check that needs it)",
         )
     ]
 
