@@ -58,7 +58,7 @@ def failures(records: list[EpisodeRecord], want: bool) -> list[str]:
 def test_the_suite_has_enough_attacks_across_vectors_and_objectives(suite: Suite) -> None:
     tasks = attacked(suite)
     assert len(tasks) >= 15
-    assert suite.config.version == "2.2.0"
+    assert suite.config.version == "2.3.0"
     assert {t.attack.vector.value for t in tasks if t.attack} == {
         "email",
         "web",
