@@ -1,9 +1,9 @@
 """Statistics for agent benchmark results: intervals, pass@k, pass^k and paired tests.
 
-Every function here is pure and uses only the standard library (``math``,
-``random``, ``statistics``), so results are reproducible bit for bit given the
-same inputs and seed. Exact formulas and references are in each docstring and in
-``docs/metrics-statistics.md``.
+Every function here is pure (the bootstrap keeps its random draws for reuse, nothing
+else) and uses only the standard library (``math``, ``random``, ``statistics``), so
+results are reproducible bit for bit given the same inputs and seed. Exact formulas and
+references are in each docstring and in ``docs/metrics-statistics.md``.
 
 Map:
     * Proportions: :func:`wilson_interval`, :func:`proportion` / :class:`Proportion`.
@@ -18,8 +18,12 @@ Map:
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import operator
 import random
+from array import array
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
@@ -165,6 +169,13 @@ def proportion(successes: int, n: int, confidence: float = 0.95) -> Proportion:
 def _resampled_means(values: Sequence[float], resamples: int, seed: int) -> list[float]:
     """Sorted means of ``resamples`` with-replacement resamples of ``values``.
 
+    The draws are exactly those of ``random.Random(seed).choices(values, k=n)`` called
+    ``resamples`` times (item ``floor(random() * n)`` each), summed in the same order, so
+    the means are the same floats bit for bit. They are taken from :func:`_draws`: the
+    random stream of a seed is drawn once and kept (every breakdown group of a summary
+    uses the same seed), and the indices, items and sums are made in C, not in a Python
+    loop: about 4 times faster at 100 values.
+
     When every value is the same (one task, say) every resample is ``values`` itself, so
     each mean is the same float: it is computed once (the same sum in the same order)
     instead of drawing ``resamples`` samples that cannot differ.
@@ -172,10 +183,38 @@ def _resampled_means(values: Sequence[float], resamples: int, seed: int) -> list
     n = len(values)
     if all(_same(v, values[0]) for v in values):
         return [sum(values) / n] * resamples
-    rng = random.Random(seed)
-    means = [sum(rng.choices(values, k=n)) / n for _ in range(resamples)]
+    if n * resamples > _CACHED_DRAWS:  # too many to keep: drawn as they go, as before
+        rng = random.Random(seed)
+        means = [sum(rng.choices(values, k=n)) / n for _ in range(resamples)]
+    else:
+        drawn = list(map(list(values).__getitem__, _draws(n, resamples, seed)))
+        means = [sum(drawn[i : i + n]) / n for i in range(0, n * resamples, n)]
     means.sort()
     return means
+
+
+_CACHED_DRAWS = 300_000
+"""How many values of the random stream are kept for a seed: 2,000 resamples of up to 150
+values, or any group the summary's bootstrap budget caps (150,000 draws)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _uniforms(seed: int) -> list[float]:
+    """The first :data:`_CACHED_DRAWS` values of ``random.Random(seed).random()`` (a list:
+    iterating it makes no new float, unlike an ``array``)."""
+    rng = random.Random(seed)
+    return list(itertools.starmap(rng.random, itertools.repeat((), _CACHED_DRAWS)))
+
+
+@functools.lru_cache(maxsize=32)
+def _draws(n: int, resamples: int, seed: int) -> bytes | array[int]:
+    """The indices ``random.Random(seed).choices`` picks in ``resamples`` calls with
+    ``k=n`` from ``n`` items: ``floor(random() * n)`` for each of the first ``n *
+    resamples`` values of the stream (``n * resamples <= _CACHED_DRAWS``), made in C and
+    kept compact (a byte each up to 256 items) for the next group of that size."""
+    uniforms = itertools.islice(_uniforms(seed), n * resamples)
+    indices = map(math.floor, map(operator.mul, uniforms, itertools.repeat(float(n))))
+    return bytes(indices) if n <= 256 else array("I", indices)
 
 
 def _same(a: float, b: float) -> bool:
