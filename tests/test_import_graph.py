@@ -27,12 +27,6 @@ ALLOWED: dict[frozenset[str], str] = {
     # delete it then. (engine/executor.py <-> processes.py and scoring/base.py <->
     # scoring/checks were fixed before this check landed, and gateway <-> gateway._server
     # soon after, so they are not here.)
-    frozenset({"toolproof.cli", "toolproof.cli._group"}): (
-        "cli (helper 5): the group reads COMMANDS/HELP from the package that imports it"
-    ),
-    frozenset({"toolproof.cli._check_task", "toolproof.cli._validate"}): (
-        "cli (helper 5): validate and check-task share suite loading both ways"
-    ),
 }
 
 

@@ -10,11 +10,8 @@ task, what it measures.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from toolproof.engine.quality import Finding
 from toolproof.spec import Suite, Task
 
 
@@ -26,7 +23,7 @@ def _load(target: str, commands_on_host: bool = False) -> tuple[Suite, list[Task
 
     _, problems = check_target(target, commands_on_host=commands_on_host)
     if not problems:  # a record indented one level too little, before any agent runs
-        from ._validate import collection_problems
+        from ._task_targets import collection_problems
 
         problems = collection_problems(target)
     if problems:
@@ -34,43 +31,9 @@ def _load(target: str, commands_on_host: bool = False) -> tuple[Suite, list[Task
             click.echo(str(problem), err=True)
         click.echo(f"{len(problems)} problem(s) found; nothing was run", err=True)
         raise SystemExit(EXIT_USAGE)
+    from ._task_targets import suite_and_tasks
+
     return suite_and_tasks(target)
-
-
-def suite_and_tasks(target: str) -> tuple[Suite, list[Task]]:
-    """The suite to run in and the tasks ``target`` names (a suite, or one task file: in
-    its suite, or a draft suite of its own); the target already passed the checks."""
-    from toolproof.spec import SuiteConfig, load_suite, suite_root_of
-
-    path = Path(target)
-    if not (path.is_file() and path.name != "suite.yaml"):
-        suite = load_suite(target)
-        return suite, list(suite.tasks)
-    root = suite_root_of(path)
-    if (root / "suite.yaml").is_file():
-        suite = load_suite(root)
-        chosen = [t for t in suite.tasks if suite.task_file(t.id).resolve() == path.resolve()]
-        if chosen:
-            return suite, chosen
-    # a task file outside a suite (a draft): a suite of its own, with the default settings
-    from toolproof.spec import load_task_file
-
-    task = load_task_file(path)
-    config = SuiteConfig(name="draft", version="0", canary="toolproof draft: not published")
-    suite = Suite(config=config, tasks=[task], root=path.resolve().parent, digest="")
-    suite._task_files[task.id] = path.resolve()
-    return suite, [task]
-
-
-def _location(suite: Suite, task: Task, finding: Finding) -> str:
-    """``FILE:LINE`` of where a finding's fix goes (the file alone when unknown)."""
-    file = suite.task_file(task.id)
-    try:
-        shown = file.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        shown = file
-    line = task.source.line_of(finding.loc) if task.source is not None and finding.loc else None
-    return f"{shown}:{line}" if line else str(shown)
 
 
 def _measures(task: Task) -> str:
@@ -121,6 +84,7 @@ def check_task(target: str, run_commands_on_host: bool = False) -> None:
 
     from ._common import EXIT_FAILED, load_plugins
     from ._run_checks import _host_backend
+    from ._task_targets import location
 
     load_plugins()
     suite, tasks = _load(target, run_commands_on_host)
@@ -135,7 +99,7 @@ def check_task(target: str, run_commands_on_host: bool = False) -> None:
         mark = click.style("ok  ", fg="green") if not findings else click.style("FAIL", fg="red")
         click.echo(f"{mark} {task.id}: {_measures(task)}")
         for finding in findings:
-            where = _location(suite, task, finding)
+            where = location(suite, task, finding)
             click.echo(f"  {where}: {finding.rule}: {finding.message}")
         failed += bool(findings)
     if failed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import COMMANDS, HELP
+from .catalog import COMMANDS, HELP
 
 
 class LazyGroup(click.Group):

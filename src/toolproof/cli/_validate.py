@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import click
 
-from toolproof.spec import Problem
-
 
 @click.command()
 @click.argument("targets", nargs=-1, required=True)
@@ -28,6 +26,7 @@ def validate(targets: tuple[str, ...], no_solutions: bool) -> None:
     from toolproof.engine.preflight import check_target
 
     from ._common import load_plugins
+    from ._task_targets import collection_problems
 
     load_plugins()
     problems: list[object] = []
@@ -51,16 +50,6 @@ def validate(targets: tuple[str, ...], no_solutions: bool) -> None:
     click.secho(f"ok: {', '.join(targets)} valid ({checked} task(s) checked{ran})", fg="green")
 
 
-def collection_problems(target: str) -> list[Problem]:
-    """Record collections of ``target``'s tasks that no tool of the task reads
-    (:mod:`._records`)."""
-    from ._check_task import suite_and_tasks
-    from ._records import record_problems
-
-    suite, tasks = suite_and_tasks(target)
-    return [p for task in tasks for p in record_problems(suite, task)]
-
-
 def solution_problems(target: str) -> list[str]:
     """``FILE:LINE: solution: ...`` for each task of ``target`` whose reference solution
     is not perfect on the first seed (the oracle agent, as ``check-task`` runs it). Tasks
@@ -69,8 +58,8 @@ def solution_problems(target: str) -> list[str]:
     from toolproof.engine.quality._runs import run_agent
     from toolproof.engine.quality._verdicts import judge_oracle
 
-    from ._check_task import _location, suite_and_tasks
     from ._run_checks import _host_backend
+    from ._task_targets import location, suite_and_tasks
 
     suite, tasks = suite_and_tasks(target)
     ids = [t.id for t in tasks]
@@ -84,7 +73,7 @@ def solution_problems(target: str) -> list[str]:
     for task in tasks:
         findings: list[Finding] = judge_oracle(task, records.get(task.id, []), epochs=1)
         found.extend(
-            f"{_location(suite, task, f)}: solution: {f.message} (toolproof check-task "
+            f"{location(suite, task, f)}: solution: {f.message} (toolproof check-task "
             f"{target} says more)"
             for f in findings
         )
