@@ -349,7 +349,7 @@ def test_jobs_go_to_the_workers_in_proportion_to_their_part_of_the_limits(
     async def hand_out() -> None:
         for ident in range(jobs):
             chosen = await executor._pick()
-            chosen.pending[ident] = None
+            chosen.pending[ident] = None  # type: ignore[assignment]
 
     asyncio.run(hand_out())
     assert [len(s.pending) for s in slots] == given
