@@ -50,6 +50,7 @@ from ._markers import DOUBT, SIGNS_AFTER, SIGNS_BEFORE, Sentences
 from ._normalise import normalise
 from ._number_words import number_words
 from ._numbers import digit_numbers, roman_numbers
+from ._vocabulary import Vocabulary, answer_words, unknown_words
 
 __all__ = ["MAX_LOOSE_CHARS", "Candidate", "LooseVerdict", "candidates", "loose_verdict"]
 
@@ -262,10 +263,18 @@ def _object_verdict(check: AnswerCheck, text: str) -> LooseVerdict:
     )
 
 
-def loose_verdict(check: AnswerCheck, text: str, others: Sequence[Any] = ()) -> LooseVerdict:
+def loose_verdict(
+    check: AnswerCheck,
+    text: str,
+    others: Sequence[Any] = (),
+    vocabulary: Vocabulary | None = None,
+) -> LooseVerdict:
     """Whether a free-text answer commits to the expected value (see the module docstring).
 
     ``others``: values that are no rivals (the other fields of an object answer).
+    ``vocabulary``: the words the answer may use besides its values (the task's words:
+    :class:`~._vocabulary.Vocabulary`, which scoring always gives); without it (a reading
+    with no task at hand) the words are not judged, only the values and the markers.
     """
     if not text.strip():
         return LooseVerdict(False, "no answer")
@@ -275,9 +284,34 @@ def loose_verdict(check: AnswerCheck, text: str, others: Sequence[Any] = ()) -> 
     kind = answer_kind(check.type)
     if kind == "text":
         return _short_text(check, plain)
-    if kind == "object":
-        return _object_verdict(check, plain)
-    return _verdict(check, plain, others)
+    verdict = _object_verdict(check, plain) if kind == "object" else _verdict(check, plain, others)
+    if not verdict.passed or vocabulary is None:
+        return verdict
+    known = vocabulary.with_answer(answer_words(check))
+    unknown = unknown_words(plain, _value_spans(check, plain, others), known, raw=text)
+    if unknown is not None:
+        detail = (
+            f"{unknown} is not a word a plain answer needs (fail closed: besides its value, "
+            "a loose answer may use only the task's words and plain neutral ones)"
+        )
+        return LooseVerdict(False, detail, verdict.candidates)
+    return verdict
+
+
+def _value_spans(check: AnswerCheck, text: str, others: Sequence[Any]) -> list[tuple[int, int]]:
+    """Where the parser read values of the answer's type (of each field, for an object)."""
+    checks = (
+        [answer_part(check, name) for name in check.type["properties"]]
+        if answer_kind(check.type) == "object"
+        else [check]
+    )
+    spans: list[tuple[int, int]] = []
+    for one in checks:
+        try:
+            spans += [(c.start, c.end) for c in _scan(one, text, others)[0]]
+        except (TimeoutError, regex.error):
+            continue
+    return spans
 
 
 def _verdict(check: AnswerCheck, text: str, others: Sequence[Any]) -> LooseVerdict:

@@ -28,6 +28,7 @@ from toolproof.trajectory import Trajectory
 from ..base import CheckResult, ScoringContext, check, result
 from ._commit import PASTED_MIN_CHARS, pasted_output, world_dump, world_values
 from ._loose import LooseVerdict, candidates, loose_verdict
+from ._vocabulary import Vocabulary, task_texts
 
 __all__ = [
     "PASTED_MIN_CHARS",
@@ -84,6 +85,12 @@ def _shown(value: Any) -> str:
     return text if len(text) < 80 else text[:77] + "..."
 
 
+def _vocabulary(ctx: ScoringContext) -> Vocabulary:
+    """The words a loose answer to this instance may use: the task's prompt and the text
+    of its world's records (minus words that bound, negate or hedge), and neutral ones."""
+    return Vocabulary(task_texts(ctx.instance.task.description, ctx.initial.records))
+
+
 @check("answer")
 def evaluate(spec: AnswerCheck, ctx: ScoringContext, index: int = 0) -> CheckResult:
     """Strict: the submitted value equals the expected one as declared. Loose (in
@@ -108,7 +115,7 @@ def evaluate(spec: AnswerCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
     verdict = (
         LooseVerdict(False, f"a dump is no answer: {dumped}")
         if dumped is not None
-        else loose_verdict(spec, text)
+        else loose_verdict(spec, text, vocabulary=_vocabulary(ctx))
     )
     detail = (
         f"no typed answer: {ANSWER_TOOL} was not called (strict fails); free text, loose "
