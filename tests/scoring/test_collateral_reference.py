@@ -309,3 +309,30 @@ def test_random_extra_writes_on_random_tasks_are_vetoed(data: st.DataObject) -> 
         damaged[kind]["zz-new-" + data.draw(st.text("abc", min_size=1, max_size=4))] = {"x": 1}
     damage = collateral_check(_context(instance, damaged, effect))
     assert damage is not None and damage.veto, (task_id, damaged)
+
+
+def test_reading_again_is_no_collateral() -> None:
+    """An agent that reads more than the reference (every reference read played twice)
+    changes nothing the reference does not: no veto, on a sample of core and security."""
+    from toolproof.tools import resolve_tools
+
+    checked = 0
+    for suite in ("core", "security"):
+        for task in load_suite(suite).tasks[::4]:
+            instance = _instance(suite, task.id)
+            kinds = {t.schema.name: str(t.schema.kind) for t in resolve_tools(instance.task)}
+            turns = _ref(instance)
+            reads = [[c] for turn in turns for c in turn if "read" in kinds.get(c[0], "")]
+            if not reads:
+                continue
+            plays = turns + reads
+            _, score = asyncio.run(
+                run_episode(
+                    instance,
+                    lambda ctx, i=instance, p=plays: _Scripted(i, p),
+                    EpisodeOptions(agent_label="t"),
+                )
+            )
+            assert not [c.detail for c in score.checks if c.name == "collateral"], task.id
+            checked += 1
+    assert checked >= 20

@@ -7,7 +7,8 @@ whatever checks it happens to satisfy (an unchanged state, a negative phrase). S
 the reference makes tool calls, at least one call of the episode must be to a tool the
 reference calls and must reach it (any result, an error result included: reading a
 missing ticket is looking; a call refused for its arguments, an unknown tool or a policy
-is not). Otherwise the episode fails by a veto, like collateral damage.
+is not). Otherwise the episode fails by a veto, like collateral damage. The rule goes
+with the reference's play (see :func:`looked_check`).
 """
 
 from __future__ import annotations
@@ -37,9 +38,14 @@ def reference_tools(task: Task) -> set[str]:
 
 
 def looked_check(ctx: ScoringContext) -> CheckResult | None:
-    """A vetoing guard result when the episode never called a tool the reference calls."""
+    """A vetoing guard result when the episode never called a tool the reference calls.
+
+    It applies where the reference was played for this episode (``ctx.reference``: every
+    task the engine scores, software tasks judged by hidden tests aside, whose checks
+    need the work done anyway); a context built without one is left alone.
+    """
     tools = reference_tools(ctx.instance.task)
-    if not tools:
+    if not tools or ctx.reference is None:
         return None
     for call, outcome in ctx.trajectory.tool_calls():
         if call.name not in tools or outcome is None:

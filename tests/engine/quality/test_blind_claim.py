@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from toolproof.engine.quality import BLIND, BLIND_CLAIM, judge_blind, run_agent
+from toolproof.scoring import needs_reference
 from toolproof.scoring.looked import reference_tools
 from toolproof.spec import load_suite
 
@@ -46,7 +47,8 @@ def test_the_blind_claim_fails_every_task(suite: str) -> None:
         assert judge_blind(task, got) == [], task.id
         for record in got:
             assert record.score.level.value == "fail" and record.score.fraction == 0
-            assert any(c.name == "looked" and c.veto for c in record.score.checks), task.id
+            if needs_reference(task):  # the reference was played: the rule itself vetoed
+                assert any(c.name == "looked" and c.veto for c in record.score.checks), task.id
     for task_id in RED_TEAM[suite]:
         assert task_id in records
 
