@@ -293,3 +293,35 @@ def test_batches_go_to_the_actor_least_busy_for_its_part() -> None:
     for _ in range(9):
         executor._in_flight[executor._pick()] += 1
     assert executor._in_flight == [6, 3]
+
+
+def test_an_agent_that_ends_its_actor_fails_that_episode_in_the_denominator(
+    ray_instance: Any, tmp_path: Path, suite_dir: Any
+) -> None:
+    """An actor that dies with the agent's code in it is judged as a worker process is
+    (``faults.worker_death_outcome``): the episodes of its batch run again alone, and the one
+    whose lone actor dies too (the agent's ``os._exit``) is its ``agent_error``, in the
+    denominator; the others are not charged."""
+    from toolproof_helpers import make_task
+
+    if not Path("tests/fixtures/toolproof_worker_death_agents.py").is_file():
+        pytest.skip("run from the repository's root: the actors import the agent from there")
+    suite = suite_dir([make_task(id="a"), make_task(id="b")])
+    config = RunConfig(
+        suite=str(suite),
+        # as a namespace package from the root: the actors start there, without tests/fixtures
+        # on their path
+        agent="python:tests.fixtures.toolproof_worker_death_agents:ray_quitter",
+        epochs=3,
+        retries=1,
+        snapshots=False,
+    )
+    run_dir = tmp_path / "quit"
+    summary = asyncio.run(Runner(config, run_dir, parallel=4, executor_name="ray").run())
+    assert summary["episodes"]["finished"] == 6
+    assert summary["episodes"]["infra_errors"] == 0
+    with RunReader(run_dir) as reader:
+        records = {r.key: r for r in reader.records()}
+    failed = {k: r.trajectory.termination.value for k, r in records.items() if not r.score.passed}
+    assert failed == {"b#0": "agent_error"}
+    assert (records["b#0"].trajectory.error or "").startswith("the agent's process died: ")

@@ -14,9 +14,13 @@ what Ray cost over the local executor; one per batch of 8 is a tenth of it. Reco
 stored as their batch comes back, so a killed run loses at most the batches in flight (a
 resume runs them again). ``batch=1`` is one call per episode.
 
-An actor that dies (its process killed, its node lost) has the episodes of its batches
-retried on a fresh actor, and after ``retries`` such deaths an episode is stored as an
-``infra_error``: never lost, never counted against the agent.
+An actor that dies (its process killed, its node lost) is judged as a worker process is
+(:func:`~toolproof.engine.faults.worker_death_outcome`, invariant 8). With only toolproof's
+code in it (a built-in or a model-server agent) its episodes are retried on a fresh actor,
+and after ``retries`` such deaths an episode is stored as an ``infra_error``: never lost,
+never counted against the agent. With the agent's code in it, each episode of its batch
+runs again alone on a fresh actor, and one whose lone actor dies too is the agent's
+``agent_error``, in the denominator.
 
 ``--max-model-calls`` and ``--max-sandboxes`` bound the whole run, as with ``--workers``:
 each actor gets a part of them (for its agents' turns, its tool threads and its model
@@ -39,11 +43,12 @@ from typing import Any
 
 from toolproof.results import EpisodeRecord
 from toolproof.spec import Problem, SpecError
+from toolproof.trajectory import Termination
 
 from ._jobs import EpisodeJob, Worker, share_out
 from .config import RunConfig
 from .executor import executor
-from .faults import record_json
+from .faults import record_json, worker_death_outcome
 
 
 def _import_ray() -> Any:
@@ -114,6 +119,8 @@ class _Pending:
     job: EpisodeJob
     future: asyncio.Future[EpisodeRecord]
     errors: list[str]
+    solo: bool = False
+    """It runs alone on an actor: its batch's actor died with agent code in it."""
 
 
 class RayExecutor:
@@ -153,6 +160,7 @@ class RayExecutor:
         self._waiting: list[_Pending] = []
         self._flush_soon = False
         self._sending: set[asyncio.Task[None]] = set()
+        self._solo: asyncio.Lock | None = None  # one episode at a time on an actor of its own
         self._closed = False
         self.deaths = 0
 
@@ -200,6 +208,25 @@ class RayExecutor:
                 self._sending.add(task)
                 task.add_done_callback(self._sending.discard)
 
+    def _send_alone(self, pending: _Pending) -> None:
+        task = asyncio.get_running_loop().create_task(self._run_alone(pending))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _run_alone(self, pending: _Pending) -> None:
+        """Run one episode on a fresh actor of its own (one such at a time), then stop it:
+        a death there is this episode's alone."""
+        if self._solo is None:
+            self._solo = asyncio.Lock()
+        async with self._solo:
+            if pending.future.done():
+                return
+            actor = self._new_actor(0)
+            try:
+                await self._run_on(0, [pending], actor=actor)
+            finally:
+                self._ray.kill(actor)
+
     async def _send(self, batch: list[_Pending]) -> None:
         slot = self._pick()
         self._in_flight[slot] += len(batch)
@@ -208,10 +235,11 @@ class RayExecutor:
         finally:
             self._in_flight[slot] -= len(batch)
 
-    async def _run_on(self, slot: int, batch: list[_Pending]) -> None:
+    async def _run_on(self, slot: int, batch: list[_Pending], actor: Any = None) -> None:
         exceptions = self._ray.exceptions
         lost = (exceptions.RayActorError, exceptions.WorkerCrashedError, exceptions.NodeDiedError)
-        actor = self._actors[slot]
+        alone = actor is not None  # an actor of the batch's own (_run_alone), not the slot's
+        actor = actor if alone else self._actors[slot]
         try:
             texts = await actor.run_batch.remote([(p.job.task_id, p.job.epoch) for p in batch])
         except asyncio.CancelledError:
@@ -224,12 +252,23 @@ class RayExecutor:
                     p.future.cancel()
                 return
             self.deaths += 1
-            if self._actors[slot] is actor:
+            if not alone and self._actors[slot] is actor:
                 self._actors[slot] = self._new_actor(slot)
-            for p in batch:  # every episode of the batch runs again, up to its retries
-                p.errors.append(f"ray worker died: {type(exc).__name__}")
+            cause = f"ray worker died: {type(exc).__name__}"
+            for p in batch:  # faults.worker_death_outcome decides, as for worker processes
                 if p.future.done():
                     continue
+                solo = alone and len(batch) == 1
+                outcome = worker_death_outcome(self.worker.config.agent, cause, solo=solo)
+                if outcome is None:  # agent code beside others: run it again, alone
+                    p.solo = True
+                    self._send_alone(p)
+                    continue
+                termination, text = outcome
+                if termination is not Termination.INFRA_ERROR:
+                    p.future.set_result(self.worker.unrun(p.job, p.errors, termination, text))
+                    continue
+                p.errors.append(cause)
                 if len(p.errors) > self.worker.config.retries:
                     p.future.set_result(self.worker.infra_failure(p.job, p.errors))
                 else:
