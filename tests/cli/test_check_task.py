@@ -109,7 +109,7 @@ def test_a_check_that_holds_before_the_agent_acts_is_found(invoke: Invoke, tmp_p
         ],
     )
     result = invoke("check-task", suite)
-    # noop itself is vetoed (no credit without looking), but the check is still found
+    assert "an agent that does nothing gets credit" in _finding(result, "noop")
     assert "noop: progress check(s) ['anything'] pass on the initial world" in result.out
 
 

@@ -94,10 +94,8 @@ async def test_gave_up() -> None:
 
 
 async def test_a_task_that_gives_up_correctly_is_still_not_completed() -> None:
-    class GiveUpRight:  # looks first (no credit without looking), then gives up right
+    class GiveUpRight:
         async def act(self, observation: Observation) -> AgentTurn:
-            if observation.step == 0:
-                return test_agents.calls(("get_stock", {"product_id": "A"}))
             return AgentTurn(content="7", give_up=True)
 
     trajectory, score = await _run(GiveUpRight())

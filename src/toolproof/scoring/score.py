@@ -9,7 +9,6 @@ from .base import Level, Score, ScoringContext, run_check
 from .collateral import collateral_check
 from .failure import classify_failure
 from .levels import grade
-from .looked import looked_check
 
 
 def score_episode(ctx: ScoringContext) -> Score:
@@ -29,9 +28,6 @@ def score_episode(ctx: ScoringContext) -> Score:
     damage = collateral_check(ctx)  # a change the reference does not make: a veto
     if damage is not None:
         results.append(damage)
-    blind = looked_check(ctx)  # no call to a tool the reference calls: no credit
-    if blind is not None:
-        results.append(blind)
     termination = ctx.trajectory.termination
     if any(r.data.get("infra_error") for r in results if r.kind in ("judge", "hidden_tests")):
         termination = Termination.INFRA_ERROR  # the judge or the sandbox failed, not the agent

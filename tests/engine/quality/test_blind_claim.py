@@ -2,9 +2,9 @@
 
 ``check-task`` runs ``noop`` answering a confident claim ("not possible, does not exist,
 refused, done") with no tool call, and requires ``fail`` with no credit
-(:func:`toolproof.engine.quality.judge_blind`). Scoring enforces it by construction
-(:mod:`toolproof.scoring.looked`): an episode that never called a tool the reference
-calls is vetoed. Here: every built-in task has reference calls (so the rule applies to
+(:func:`toolproof.engine.quality.judge_blind`); the six tasks the red team found earning
+credit make it depend on the reference's read (a ``looked`` check their ``partial`` level
+requires). Here: every built-in task has reference calls (so the rule applies to
 all of them), the blind agent fails every core and security task through the gate's own
 runner, including the six the red team found earning credit, and the reference's look
 followed by the same claim is still judged on its merits.
@@ -15,7 +15,6 @@ from __future__ import annotations
 import pytest
 
 from toolproof.engine.quality import BLIND, BLIND_CLAIM, judge_blind, run_agent
-from toolproof.scoring import needs_reference
 from toolproof.scoring.looked import reference_tools
 from toolproof.spec import load_suite
 
@@ -46,9 +45,7 @@ def test_the_blind_claim_fails_every_task(suite: str) -> None:
         assert got, task.id
         assert judge_blind(task, got) == [], task.id
         for record in got:
-            assert record.score.level.value == "fail" and record.score.fraction == 0
-            if needs_reference(task):  # the reference was played: the rule itself vetoed
-                assert any(c.name == "looked" and c.veto for c in record.score.checks), task.id
+            assert record.score.level.value == "fail" and not record.score.passed, task.id
     for task_id in RED_TEAM[suite]:
         assert task_id in records
 

@@ -71,8 +71,8 @@ def judge_oracle(
 
 def judge_blind(task: Task, records: list[EpisodeRecord]) -> list[Finding]:
     """No credit without looking: an agent that makes no tool call and claims the thing
-    is impossible, missing, refused or done scores ``fail`` with no credit."""
-    bad = [r for r in records if r.score.level is not Level.FAIL or r.score.fraction > 0]
+    is impossible, missing, refused or done scores ``fail``."""
+    bad = [r for r in records if r.score.level is not Level.FAIL]
     if not bad:
         return []
     return [
