@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from toolproof.agents import AgentTurn, Observation
 from toolproof.agents.builtin.flawed import reference_turns
 from toolproof.engine._reference import reference_effect
-from toolproof.engine.episode import EpisodeOptions, run_episode
+from toolproof.engine.episode import EpisodeOptions, _loop, run_episode
 from toolproof.scoring import Score, ScoringContext, needs_reference
 from toolproof.scoring.collateral import collateral_check
 from toolproof.spec import ANSWER_TOOL, TaskInstance, load_suite, render
@@ -211,7 +211,7 @@ def _effect(suite: str, task_id: str) -> tuple[TaskInstance, Any]:
     instance = _instance(suite, task_id)
     if (suite, task_id) not in _EFFECTS:
         options = EpisodeOptions(agent_label="t")
-        _EFFECTS[(suite, task_id)] = asyncio.run(reference_effect(instance, options))
+        _EFFECTS[(suite, task_id)] = asyncio.run(reference_effect(instance, options, _loop))
     return instance, _EFFECTS[(suite, task_id)]
 
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 from toolproof.agents.builtin.oracle import OracleAgent
 from toolproof.scoring import ReferenceEffect, needs_reference
@@ -42,10 +44,16 @@ def _cache_for(options: EpisodeOptions) -> dict[tuple[str, int], ReferenceEffect
     return _CACHE[key]
 
 
+Loop = Callable[..., Awaitable[Any]]
+"""The episode loop (``episode._loop``), passed in: this module sits below the loop."""
+
+
 async def reference_effect(
-    instance: TaskInstance, options: EpisodeOptions
+    instance: TaskInstance, options: EpisodeOptions, loop: Loop
 ) -> ReferenceEffect | None:
     """The reference's effect on a fresh world of ``instance``, or None.
+
+    ``loop`` is the episode loop the oracle's turns run through (the caller's own).
 
     None when the task has no reference to compare with
     (:func:`~toolproof.scoring.needs_reference`), or when playing it failed (the
@@ -57,15 +65,13 @@ async def reference_effect(
     key = (instance.task.id, instance.seed)
     if key not in cache:
         try:
-            cache[key] = await _play(instance, options)
+            cache[key] = await _play(instance, options, loop)
         except Exception:  # the reference cannot be replayed here: no comparison
             cache[key] = None
     return cache[key]
 
 
-async def _play(instance: TaskInstance, options: EpisodeOptions) -> ReferenceEffect:
-    from .episode import _loop  # the loop module imports this one
-
+async def _play(instance: TaskInstance, options: EpisodeOptions, loop: Loop) -> ReferenceEffect:
     local = replace(options, side=None, model_slots=None, blobs=None)
     world = World(instance.task.world, fixtures_base=local.fixtures_base, tmp_root=local.tmp_root)
     try:
@@ -82,7 +88,7 @@ async def _play(instance: TaskInstance, options: EpisodeOptions) -> ReferenceEff
         steps = parts.recorder.steps
         parts.gateway.offer_only(instance.task.hidden_tools(current_user_turn(steps)))
         agent = OracleAgent(instance)
-        await _loop(agent, parts, instance, prompt, time.perf_counter(), None, opened_by)
+        await loop(agent, parts, instance, prompt, time.perf_counter(), None, opened_by)
         final = await off_loop(world, world.snapshot)
         return ReferenceEffect(
             final=World.diff(parts.initial, final),

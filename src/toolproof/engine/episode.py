@@ -215,7 +215,7 @@ async def score_and_close(
         SpecError: the run's configuration cannot score this task.
     """
     try:  # one hop: deleting a big workspace takes a while too
-        reference = await reference_effect(instance, options)  # collateral's measure
+        reference = await reference_effect(instance, options, _loop)  # collateral's measure
         score = await off_loop(
             world,
             lambda: _score(instance, trajectory, initial, world, own_world, options, reference),
