@@ -72,7 +72,11 @@ class StateCheck(_Check):
     )
     allow_changes: list[str] = Field(
         default_factory=list,
-        description="Glob patterns of record paths or files that may change freely.",
+        description=(
+            "Glob patterns of record paths or files that may change besides what the "
+            "reference solution changes; a glob admits changes to what exists, '+GLOB' also "
+            "any number of new objects."
+        ),
     )
 
 
