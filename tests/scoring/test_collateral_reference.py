@@ -336,3 +336,32 @@ def test_reading_again_is_no_collateral() -> None:
             assert not [c.detail for c in score.checks if c.name == "collateral"], task.id
             checked += 1
     assert checked >= 20
+
+
+def test_new_git_objects_are_not_counted_but_a_changed_ref_is() -> None:
+    """A commit equal to the reference's, made a second later, has other object names: the
+    object store's new files are not new objects, while its refs and files still count."""
+    from toolproof.scoring._effects import changes_of
+    from toolproof.trajectory import StateDiff
+
+    mine = StateDiff(
+        records={},
+        files_added=[".git/objects/c1/b1c3e7", "repo/.git/objects/ab/cdef", "notes.txt"],
+        files_removed=[],
+        files_modified=[".git/refs/heads/main"],
+    )
+    changes = changes_of([mine], {}, {".git/refs/heads/main"})
+    assert dict(changes.new) == {"notes.txt": 1}
+    assert changes.existing == {".git/refs/heads/main"}
+
+
+def test_an_upstream_benchmarks_checker_alone_judges_its_tasks() -> None:
+    """BFCL and AgentDojo keep their own checkers: no reference play, no collateral rule."""
+    pytest.importorskip("bfcl_eval", reason="the bfcl extra is not installed")
+    from toolproof.scoring.collateral import upstream_judged
+
+    suite = load_suite("bfcl:multi_turn_miss_param")
+    task = suite.tasks[0]
+    assert upstream_judged(task)
+    assert not needs_reference(task)
+    assert not any(upstream_judged(t) for t in load_suite("core").tasks)

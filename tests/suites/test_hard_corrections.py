@@ -145,7 +145,10 @@ def test_booking_both_days_fails_the_labelled_check(suite: Suite) -> None:
     again = SolutionCall(tool="create_event", args={**booking.args, "date": old})
 
     score = _play(inst, lambda turns: turns.append([again]))
-    assert _failed(score) == {_labelled(inst)}
+    # the extra booking is also collateral damage (one event more than the reference makes)
+    failed = _failed(score)
+    assert _labelled(inst) in failed
+    assert failed <= {_labelled(inst), "collateral"}
 
 
 def test_not_asking_fails_the_policy_and_the_labelled_check(suite: Suite) -> None:

@@ -32,6 +32,10 @@ from .turns import current_user_turn
 
 __all__ = ["reference_effect"]
 
+MAX_CACHED = 1024
+"""Effects kept per run (each seed is played once; epochs draw new seeds, so a long run would
+otherwise keep one per episode)."""
+
 _CACHE: dict[int, dict[tuple[str, int], ReferenceEffect | None]] = {}
 """id(options) to (task id, seed) to the effect; dropped with the options object."""
 
@@ -65,9 +69,12 @@ async def reference_effect(
     key = (instance.task.id, instance.seed)
     if key not in cache:
         try:
-            cache[key] = await _play(instance, options, loop)
+            effect = await _play(instance, options, loop)
         except Exception:  # the reference cannot be replayed here: no comparison
-            cache[key] = None
+            effect = None
+        while len(cache) >= MAX_CACHED:  # a long run's memory stays flat: oldest first
+            del cache[next(iter(cache))]
+        cache[key] = effect
     return cache[key]
 
 

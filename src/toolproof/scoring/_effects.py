@@ -79,6 +79,13 @@ def new_object(path: str, initial: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+GIT_OBJECTS = ".git/objects/"
+"""New files of a git object store are not counted as new objects: their names are hashes of
+content and commit time, so the reference's commit and an equal one made a second later
+differ, and a retried commit leaves an unreachable one behind. What they change is judged
+where it shows: the repository's refs, index and files, which existed or are named."""
+
+
 def changes_of(diffs: list[StateDiff], initial: dict[str, Any], files: set[str]) -> Changes:
     """The union of ``diffs`` read against the initial records and files.
 
@@ -105,6 +112,8 @@ def changes_of(diffs: list[StateDiff], initial: dict[str, Any], files: set[str])
         for name in [*diff.files_added, *diff.files_removed, *diff.files_modified]:
             if name in files:
                 out.existing.add(name)
+            elif name.startswith(GIT_OBJECTS) or "/" + GIT_OBJECTS in name:
+                continue  # content-addressed: named by hash and time, not by what was done
             elif name not in seen:
                 seen.add(name)
                 out.new[name] += 1

@@ -37,8 +37,9 @@ from toolproof.worlds import World
 
 from ._effects import Changes, ReferenceEffect, changes_of
 from .base import CheckResult, ScoringContext
+from .checks.custom import UPSTREAM_VERDICT, load_function
 
-__all__ = ["COLLATERAL_CHECK", "collateral_check", "needs_reference"]
+__all__ = ["COLLATERAL_CHECK", "collateral_check", "needs_reference", "upstream_judged"]
 
 COLLATERAL_CHECK = "collateral"
 """The name of the result the rule adds when it vetoes."""
@@ -57,6 +58,8 @@ def needs_reference(task: Task) -> bool:
     (judged by hidden tests or a linter) and tasks whose user a model plays (the
     reference cannot be replayed without it).
     """
+    if upstream_judged(task):
+        return False
     solution = task.solution
     if not solution.calls and not any(turn.calls for turn in solution.turns):
         return False
@@ -64,6 +67,21 @@ def needs_reference(task: Task) -> bool:
         return False
     user = getattr(task, "user", None)
     return getattr(user, "simulator", "scripted") != "model"
+
+
+def upstream_judged(task: Task) -> bool:
+    """Whether an established benchmark's own checker judges ``task`` (BFCL, AgentDojo):
+    its verdict is taken as the benchmark scores it, with no collateral rule of ours."""
+    for spec in task.success:
+        if spec.kind != "custom":
+            continue
+        try:
+            fn = load_function(spec.function)
+        except Exception:  # a suite's own module: not a benchmark integration
+            continue
+        if getattr(fn, UPSTREAM_VERDICT, False):
+            return True
+    return False
 
 
 def _covered(path: str, allowed: Iterable[str]) -> bool:
@@ -214,6 +232,8 @@ def collateral_check(ctx: ScoringContext) -> CheckResult | None:
     With the reference's effect (``ctx.reference``) the change is judged against it
     (see the module); without one, against the paths the task's ``state`` checks declare.
     """
+    if upstream_judged(ctx.instance.task):
+        return None
     if ctx.reference is not None:
         problems = reference_collateral(ctx, ctx.reference)
         what = "changes the reference solution does not make"
