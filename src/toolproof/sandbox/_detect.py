@@ -15,6 +15,7 @@ import os
 import signal
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from toolproof.sandbox._limits import ResourceLimits
@@ -86,17 +87,21 @@ def classify(
     return None
 
 
-def workspace_bytes(root: Path) -> int:
+def workspace_bytes(root: Path | str, before_listing: Callable[[str], None] | None = None) -> int:
     """Apparent size of all regular files under ``root``, hard links counted once.
 
     Symbolic links are not followed, so a link to a large host file costs nothing.
     Apparent size (not blocks) is used because a sparse file becomes real bytes
-    as soon as the workspace is copied or snapshotted.
+    as soon as the workspace is copied or snapshotted. ``before_listing`` is called with
+    each directory before it is listed (``_sizewatch`` watches it there).
     """
     total, seen, todo = 0, set(), [str(root)]
     while todo:
+        directory = todo.pop()
+        if before_listing is not None:
+            before_listing(directory)
         try:
-            entries = list(os.scandir(todo.pop()))
+            entries = list(os.scandir(directory))
         except OSError:
             continue
         for entry in entries:

@@ -20,10 +20,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import stat
 import struct
 import threading
 from pathlib import Path
+
+from ._detect import workspace_bytes
 
 __all__ = ["SizeWatch"]
 
@@ -160,26 +161,12 @@ class SizeWatch:
 
     def _walk(self, notify: _Inotify | None) -> int:
         """The total, watching each directory before it is listed (see the module docstring)."""
-        total, seen, todo = 0, set(), [str(self.root)]
-        while todo:
-            directory = todo.pop()
+
+        def watch(directory: str) -> None:
             if notify is not None and not notify.add(directory, self):
                 self.changed = True  # unwatched: the next check walks again
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    todo.append(entry.path)
-                elif stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
-                    seen.add((info.st_dev, info.st_ino))
-                    total += info.st_size
-        return total
+
+        return workspace_bytes(self.root, watch)
 
     def close(self) -> None:
         """Drop the watches; safe to call twice."""
