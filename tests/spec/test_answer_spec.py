@@ -220,3 +220,32 @@ def test_a_list_property_of_an_object_compares_as_a_set() -> None:
     assert same_answer(check, {"repriced": 9, "skipped": ["SKU-4001", "SKU-4106"]})
     assert not same_answer(check, {"repriced": 9, "skipped": ["SKU-4001"]})
     assert not same_answer(check, {"repriced": 8, "skipped": ["SKU-4001", "SKU-4106"]})
+
+
+def test_a_declared_type_is_checked_once_and_judged_the_same_every_time() -> None:
+    """The schema check and the validator are cached by the type's JSON: a bad type is
+    refused on every load, not only the first, and values are judged as before."""
+    from toolproof.spec.answer import answer_problems
+
+    bad = {"type": {"type": "number", "minimum": "x"}, "expected": 1}
+    for _ in range(3):
+        with pytest.raises(ValidationError, match="not a valid JSON Schema"):
+            Task.model_validate(_task(bad, 1))
+    schema = {"type": "integer", "minimum": 0}
+    assert answer_problems(schema, 3) == []
+    assert answer_problems(dict(schema), -1)  # an equal type from another task: same verdict
+    assert answer_problems(schema, "3")
+
+
+def test_a_type_that_is_not_plain_json_is_still_checked() -> None:
+    """A YAML date in an enum is not JSON: checked uncached, not read as its string."""
+    import datetime
+
+    schema = {"enum": [datetime.date(2024, 1, 1)]}
+    assert answer_problems_of(schema, "2024-01-01")
+
+
+def answer_problems_of(schema: dict[str, Any], value: Any) -> list[str]:
+    from toolproof.spec.answer import answer_problems
+
+    return answer_problems(schema, value)

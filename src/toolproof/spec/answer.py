@@ -38,6 +38,8 @@ of its type.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import json
 import re
 from typing import Any, Literal
 
@@ -183,16 +185,70 @@ def _format_errors(schema: dict[str, Any], value: Any, where: str) -> list[str]:
     return []
 
 
+def _key(schema: dict[str, Any]) -> str | None:
+    """The type's JSON, the caches' key (None: not plain JSON, e.g. a YAML date in an
+    ``enum``; such a type is checked and used as it is, uncached)."""
+    try:
+        return json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def _uncached(schema: dict[str, Any]) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(key: str) -> Any:
+    """A validator of the declared type with this JSON (built once: each episode renders
+    its task, and a suite declares few distinct types)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(key))
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_problem(key: str) -> str | None:
+    """Why the declared type with this JSON is not a valid JSON Schema (None: it is);
+    checked once per distinct type, not once per rendered episode."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(json.loads(key))
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
+def _validator_of(schema: dict[str, Any]) -> Any:
+    key = _key(schema)
+    return _uncached(schema) if key is None else _validator(key)
+
+
+def _type_problem(schema: dict[str, Any]) -> str | None:
+    key = _key(schema)
+    if key is not None:
+        return _schema_problem(key)
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        _uncached(schema).check_schema(schema)
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
 def answer_problems(schema: dict[str, Any], value: Any) -> list[str]:
     """Why ``value`` is not a valid answer of this type (empty: it is valid).
 
     JSON Schema validation (jsonschema, Draft 2020-12) plus the date and time formats.
     """
-    from jsonschema import Draft202012Validator
-
     problems = [
         f"{'.'.join(str(p) for p in e.path) or 'answer'}: {e.message}"
-        for e in Draft202012Validator(schema).iter_errors(value)
+        for e in _validator_of(schema).iter_errors(value)
     ]
     if problems:
         return problems
@@ -378,13 +434,9 @@ class AnswerCheck(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> AnswerCheck:
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(self.type)
-        except SchemaError as exc:
-            raise ValueError(f"type is not a valid JSON Schema: {exc.message}") from None
+        problem = _type_problem(self.type)
+        if problem is not None:
+            raise ValueError(f"type is not a valid JSON Schema: {problem}")
         kind = answer_kind(self.type)
         compare = self.comparison
         if compare == "tolerance" and kind != "number":
