@@ -8,7 +8,8 @@ the agent left on it when the episode ends:
 
 * ``act`` (a coroutine function or a plain ``def``) and ``run`` execute there; the
   harness awaits the result on its loop, where the step and episode time limits
-  keep working while the agent's thread is blocked;
+  keep working while the agent's thread is blocked (the results of many agents come
+  back through one queue, ``_inbox``, that wakes the harness's loop once per batch);
 * a driven agent's ``session.call_tool`` hops back to the harness's loop, where the
   gateway and the world live; its arguments are copied into plain JSON first, on
   the agent's thread;
@@ -50,6 +51,7 @@ from ..base import (
     drives,
 )
 from ..limits import AgentFault, checked_model_call, checked_turn, checked_usage, plain_arguments
+from ._inbox import inbox_of
 from ._spare_threads import run_on_spare
 
 T = TypeVar("T")
@@ -134,6 +136,7 @@ class _AgentLoop:
         self._start()
         agent_loop = self._loop
         here = asyncio.get_running_loop()
+        inbox = inbox_of(here)
         done: asyncio.Future[tuple[bool, Any]] = here.create_future()
         running: list[asyncio.Task[Any]] = []
 
@@ -153,12 +156,14 @@ class _AgentLoop:
             finally:
                 self._in_flight -= 1
             with contextlib.suppress(RuntimeError):  # the harness's loop is gone
-                here.call_soon_threadsafe(settle, outcome)
+                inbox.put(settle, outcome)
 
         def begin() -> None:
             running.append(agent_loop.create_task(guarded()))
 
-        # One hop there, one back: lighter than run_coroutine_threadsafe + wrap_future.
+        # One hop there, one back: lighter than run_coroutine_threadsafe + wrap_future. The
+        # hop back goes through the harness loop's inbox: replies of many agents that come
+        # while the loop is busy wake it once (``_inbox``).
         agent_loop.call_soon_threadsafe(begin)
         try:
             ok, value = await done
