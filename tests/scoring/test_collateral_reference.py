@@ -365,3 +365,85 @@ def test_an_upstream_benchmarks_checker_alone_judges_its_tasks() -> None:
     assert upstream_judged(task)
     assert not needs_reference(task)
     assert not any(upstream_judged(t) for t in load_suite("core").tasks)
+
+
+# ---- the reference is played only when it can change the verdict -------------------------
+
+
+def _reads(instance: TaskInstance) -> list[Call]:
+    from toolproof.tools import resolve_tools
+
+    kinds = {t.schema.name: str(t.schema.kind) for t in resolve_tools(instance.task)}
+    return [c for turn in _ref(instance) for c in turn if "read" in kinds.get(c[0], "")]
+
+
+@pytest.mark.skipif(not _TASKS, reason="no records-only built-in task")
+@settings(max_examples=_EXAMPLES, derandomize=True, deadline=None)
+@given(data=st.data())
+def test_an_episode_that_changes_nothing_scores_the_same_without_the_reference(
+    data: st.DataObject,
+) -> None:
+    """An agent that only reads (any subset of the reference's reads, in any order) changes
+    nothing: :func:`changed_nothing` says so, and its score with the reference's effect is
+    the score without it, so the engine may skip the play."""
+    from toolproof.scoring import changed_nothing, score_episode
+
+    suite, task_id = data.draw(st.sampled_from(_TASKS))
+    instance, effect = _effect(suite, task_id)
+    reads = data.draw(st.permutations(_reads(instance)))[: data.draw(st.integers(0, 4))]
+    trajectory, played = asyncio.run(
+        run_episode(
+            instance,
+            lambda ctx: _Scripted(instance, [[c] for c in reads]),
+            EpisodeOptions(agent_label="t"),
+        )
+    )
+    world = World(instance.task.world)
+    start = world.snapshot()
+    assert changed_nothing(instance.task, trajectory, start, world.snapshot())
+    scores = []
+    for reference in (effect, None):
+        ctx = ScoringContext(
+            instance=instance,
+            trajectory=trajectory,
+            initial=start,
+            final=world.snapshot(),
+            world=world,
+            reference=reference,
+        )
+        scores.append(score_episode(ctx))
+    with_ref, without = scores
+    assert with_ref.model_dump(exclude={"duration_s"}) == without.model_dump(exclude={"duration_s"})
+    assert (played.level, played.passed) == (with_ref.level, with_ref.passed)
+
+
+def test_the_engine_plays_the_reference_only_for_an_episode_that_changed_something(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading only: no play. One write the reference never makes: played, and vetoed."""
+    from toolproof.engine import _reference
+
+    plays: list[str] = []
+    real = _reference._play
+
+    async def counted(instance: TaskInstance, options: EpisodeOptions, loop: Any) -> Any:
+        plays.append(instance.task.id)
+        return await real(instance, options, loop)
+
+    monkeypatch.setattr(_reference, "_play", counted)
+    instance = _instance("core", "reorder-if-low")
+    reads = [[c] for c in _reads(instance)]
+    assert reads
+    _, score = asyncio.run(
+        run_episode(
+            instance, lambda ctx: _Scripted(instance, reads), EpisodeOptions(agent_label="t")
+        )
+    )
+    assert plays == [] and not [c for c in score.checks if c.name == "collateral"]
+
+    def one_write(i: TaskInstance) -> list[list[Call]]:
+        other = "M2" if i.params["pid"] == "M1" else "M1"
+        return [[("adjust_stock", {"product_id": other, "delta": -1})]]
+
+    assert ".stock" in _vetoed(_play("core", "reorder-if-low", one_write))
+    assert plays == ["reorder-if-low"]

@@ -39,7 +39,14 @@ from toolproof.agents import Agent, AgentFactory, AgentInfraError, Observation
 from toolproof.agents._outage import UNOBSERVED, take_observed_outage
 from toolproof.agents.base import drives
 from toolproof.agents.limits import checked_turn
-from toolproof.scoring import ReferenceEffect, Score, ScoringContext, score_episode
+from toolproof.scoring import (
+    ReferenceEffect,
+    Score,
+    ScoringContext,
+    changed_nothing,
+    needs_reference,
+    score_episode,
+)
 from toolproof.scoring.checks.custom import needs_thread
 from toolproof.spec import SpecError, TaskInstance
 from toolproof.tools import ToolCrash
@@ -215,10 +222,17 @@ async def score_and_close(
         SpecError: the run's configuration cannot score this task.
     """
     try:  # one hop: deleting a big workspace takes a while too
-        reference = await reference_effect(instance, options, _loop)  # collateral's measure
+        final: WorldSnapshot | None = None
+        reference: ReferenceEffect | None = None
+        if initial is not None and needs_reference(instance.task):  # collateral's measure
+            final = await off_loop(world, world.snapshot)
+            if not changed_nothing(instance.task, trajectory, initial, final):
+                reference = await reference_effect(instance, options, _loop)
         score = await off_loop(
             world,
-            lambda: _score(instance, trajectory, initial, world, own_world, options, reference),
+            lambda: _score(
+                instance, trajectory, initial, world, own_world, options, reference, final
+            ),
             # user code, or a judge's synchronous model client: never on the event loop
             always=needs_thread(instance.task, options.fixtures_base),
         )
@@ -252,15 +266,18 @@ def _score(
     close: bool,
     options: EpisodeOptions,
     reference: ReferenceEffect | None = None,
+    final: WorldSnapshot | None = None,
 ) -> Score:
-    """Snapshot the final state, score the episode, close the world if ``close``.
+    """Snapshot the final state (unless ``final`` is it), score the episode, close the
+    world if ``close``.
 
     Runs on a thread for a workspace world (the checks may walk or read it).
     """
     try:
         if initial is None:
             initial = world.snapshot()
-        final = world.snapshot()
+        if final is None:
+            final = world.snapshot()
         with judging(options.side, instance):
             return score_episode(
                 ScoringContext(

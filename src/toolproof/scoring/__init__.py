@@ -14,7 +14,7 @@ Map::
 from ._effects import ReferenceEffect
 from .base import CheckResult, Evaluator, Level, Score, ScoringContext, check
 from .checks.custom import check_custom_imports, check_function
-from .collateral import needs_reference
+from .collateral import changed_nothing, needs_reference
 from .levels import grade, reference_calls, weighted_fraction
 from .registry import evaluators
 from .roles import Role, check_levels, static_role
@@ -28,6 +28,7 @@ __all__ = [
     "Role",
     "Score",
     "ScoringContext",
+    "changed_nothing",
     "check",
     "check_custom_imports",
     "check_function",
