@@ -154,11 +154,14 @@ async def test_a_task_the_agent_left_running_is_cancelled_when_its_episode_ends(
             ticks.append(1)
             await asyncio.sleep(0.01)
 
+    def own_factory(loop: Any, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        return asyncio.Task(coro, loop=loop)
+
     class Leaves:
         async def act(self, observation: Observation) -> AgentTurn:
             loop = asyncio.get_running_loop()
             loops.append(loop)
-            loop.set_task_factory(lambda loop, coro, **kw: asyncio.Task(coro, loop=loop))
+            loop.set_task_factory(own_factory)
             loop.call_later(0.2, ticks.append, 2)  # a timer, not a task
             self.task = loop.create_task(forever())
             return AgentTurn(content="7")
@@ -174,10 +177,10 @@ async def test_a_task_the_agent_left_running_is_cancelled_when_its_episode_ends(
             loop = asyncio.get_running_loop()
             loops.append(loop)
             pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            return AgentTurn(content=f"{len(pending)} {loop.get_task_factory()}")
+            return AgentTurn(content=f"{len(pending)} {loop.get_task_factory() is own_factory}")
 
     trajectory = await _run(Next())
-    assert trajectory.final_answer == "0 None"  # nothing of the last agent's loop
+    assert trajectory.final_answer == "0 False"  # nothing of the last agent's loop
     assert loops[0] is not loops[1] and loops[0].is_closed()
 
 
@@ -195,3 +198,30 @@ async def test_an_agent_with_a_dynamic_close_is_still_closed() -> None:
 
     assert (await _run(Dynamic())).termination is Termination.COMPLETED
     assert closed == ["toolproof-agent test"]
+
+
+async def test_tasks_the_agent_left_see_their_cancellation_when_its_episode_ends() -> None:
+    seen: list[str] = []
+
+    async def waits(name: str) -> None:
+        try:
+            await asyncio.Event().wait()  # never set
+        except asyncio.CancelledError:
+            seen.append(name)
+            raise
+
+    class Leaves:
+        async def act(self, observation: Observation) -> AgentTurn:
+            self.tasks = [  # made through the loop's own factory, each way an agent may
+                asyncio.create_task(waits("create_task")),
+                asyncio.ensure_future(waits("ensure_future")),
+                asyncio.get_running_loop().create_task(waits("loop.create_task")),
+            ]
+            return AgentTurn(content="7")
+
+    assert (await _run(Leaves())).termination is Termination.COMPLETED
+    for _ in range(200):
+        if len(seen) == 3:
+            break
+        await asyncio.sleep(0.01)
+    assert sorted(seen) == ["create_task", "ensure_future", "loop.create_task"]
