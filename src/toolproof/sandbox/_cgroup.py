@@ -299,6 +299,8 @@ class CommandCgroup:
         name = f"toolproof-{os.getpid()}-{os.urandom(6).hex()}"
         self._dirs: dict[str, tuple[int, Path]] = {}
         self._frozen_events: int | None = None
+        #: ``kill_all`` set ``pids.max`` to 0: no process can be born in it any more.
+        self.frozen = False
         wanted = {"pids": pids, "memory": memory_mb}
         try:
             for controller, value in wanted.items():
@@ -391,6 +393,7 @@ class CommandCgroup:
                 fd = os.open(self._dirs["pids"][1] / "pids.max", os.O_WRONLY | os.O_CLOEXEC)
                 try:
                     os.write(fd, b"0")
+                    self.frozen = True
                 finally:
                     os.close(fd)
         for version, path in self._dirs.values():
@@ -399,13 +402,15 @@ class CommandCgroup:
                     (path / "cgroup.kill").write_text("1")
         deadline = time.monotonic() + timeout_s
         pause = 0.0005
-        while (pids := self.pids()) and time.monotonic() < deadline:
+        while pids := self.pids():
+            if time.monotonic() >= deadline:
+                return not self.pids()
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(pause)  # dying takes a moment; a forking tree gets re-killed
             pause = min(pause * 2, 0.02)
-        return not self.pids()
+        return True
 
     def remove(self) -> None:
         """Kill what is left and delete the directories (logged, not raised, on failure)."""

@@ -201,7 +201,8 @@ class _Pump:
         self.out = {"stdout": bytearray(), "stderr": bytearray()}
         self.overflow = False
         self._pending = memoryview(stdin or b"")
-        self._sel = selectors.DefaultSelector()
+        # poll, not epoll: one system call per wait, none to set up or tear down.
+        self._sel = selectors.PollSelector()
         assert proc.stdout is not None and proc.stderr is not None
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             os.set_blocking(pipe.fileno(), False)

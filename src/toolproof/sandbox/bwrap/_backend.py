@@ -404,19 +404,27 @@ class BwrapSandbox(Sandbox):
         self._check_open()
         seccomp = seccomp_pipe()
         try:
-            prefix = build_argv(
-                bwrap,
-                features,
-                workspace=self.bind_source,
-                etc=etc,
-                cwd=inner,
-                env=inside,
-                tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
-                ro_binds=self.ro_binds,
-                seccomp_fd=seccomp,
-                hide=(PACKAGE, *self.hide),
-                origins=self.bind_origins,
-            )
+            # Every command of a sandbox mostly has the same prefix: built again only
+            # when what varies (cwd, environment, /tmp size, descriptor) does.
+            key = (inner, tuple(inside.items()), tmp_mb, seccomp)
+            known = getattr(self, "_prefix", None)
+            if known is not None and known[0] == key:
+                prefix: list[str] = known[1]
+            else:
+                prefix = build_argv(
+                    bwrap,
+                    features,
+                    workspace=self.bind_source,
+                    etc=etc,
+                    cwd=inner,
+                    env=inside,
+                    tmp_bytes=None if tmp_mb is None else tmp_mb * 1024 * 1024,
+                    ro_binds=self.ro_binds,
+                    seccomp_fd=seccomp,
+                    hide=(PACKAGE, *self.hide),
+                    origins=self.bind_origins,
+                )
+                self._prefix = (key, prefix)
             return self._exec_limited(
                 command,
                 lambda argv: [*prefix, *argv],

@@ -31,6 +31,20 @@ class SandboxCgroup(CommandCgroup):
         self.keep: int | None = None
         self.limits = (pids, memory_mb)
         self._base_pids = self._base_oom = 0
+        self._emptied = False
+
+    def kill_all(self, timeout_s: float = 5.0) -> bool:
+        """Kill every member but the helper (see ``CommandCgroup.kill_all``).
+
+        Once it found the cgroup empty with ``pids.max`` at 0, nothing can be born in
+        it until ``begin`` (the helper forks only when asked to), so a second call for
+        the same command (``Lease.release`` after ``run_child``) reads nothing again.
+        """
+        if self._emptied and self.keep is not None:  # once the helper is gone: a real pass
+            return True
+        empty = super().kill_all(timeout_s)
+        self._emptied = empty and self.frozen
+        return empty
 
     def pids(self) -> set[int]:
         """Process ids in the cgroup, without the helper."""
@@ -62,6 +76,7 @@ class SandboxCgroup(CommandCgroup):
             self._set_memory(memory_mb, self.limits[1] or 0)
         self.limits = (pids, memory_mb)
         self._frozen_events = None
+        self.frozen = self._emptied = False
         self._base_pids = self._counter("pids", "pids.events", "max")
         self._base_oom = self._oom_count()
         return True

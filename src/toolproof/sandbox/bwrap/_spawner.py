@@ -44,8 +44,13 @@ _LIVENESS_S = 0.25
 
 def _state(pid: int) -> str | None:
     """The scheduler state of ``pid`` (``R``, ``S``, ``T`` ...), or None when it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    try:  # read before each command: os calls, not pathlib's
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        return text.rsplit(b")", 1)[1].split()[0].decode()
     except (OSError, IndexError):
         return None
 
