@@ -176,6 +176,38 @@ class Aggregate:
         self.ep_tokens.extend([s.tokens for s in pending])
         self.ep_cost.extend([s.cost_usd or 0.0 for s in pending if s.pricing == "priced"])
 
+    def merge(self, other: Aggregate) -> None:
+        """Count ``other``'s episodes here too: the block of adding each of them here.
+
+        Counts and sums add (a float sum may differ in its last bit from adding one by
+        one, as it does with another finishing order), counters and per-task counts add,
+        sketches merge (``QuantileSketch.merge``: the same percentiles).
+
+        Raises:
+            TypeError: a field this does not know how to merge (a new one: add it here).
+        """
+        self.flush()
+        other.flush()
+        mine = vars(self)
+        for name, value in vars(other).items():
+            if name in ("capped", "_pending"):
+                continue
+            if isinstance(value, bool):
+                mine[name] = mine[name] or value
+            elif isinstance(value, int | float):
+                mine[name] += value
+            elif isinstance(value, Counter):
+                mine[name].update(value)
+            elif isinstance(value, QuantileSketch):
+                mine[name].merge(value)
+            elif name == "per_task":
+                for task, (n, passed) in value.items():
+                    counts = self.per_task.setdefault(task, [0, 0])
+                    counts[0] += n
+                    counts[1] += passed
+            else:
+                raise TypeError(f"Aggregate.merge does not know field {name!r}")
+
     def _add_calls(self, s: EpisodeStats) -> None:
         c = s.calls
         self.calls += c.calls

@@ -17,40 +17,70 @@ DIMENSIONS = ("category", "type", "difficulty", "domain", "tag", "scoring")
 """The breakdown dimensions, as named in summary.json."""
 
 
+Facts = tuple[str, str, int, str, tuple[str, ...], bool]
+"""What decides an episode's groups: category, type, difficulty, domain, tags, judged."""
+
+
+def _facts(stats: EpisodeStats) -> Facts:
+    return (stats.category, stats.type, stats.difficulty, stats.domain, stats.tags, stats.judged)
+
+
 def group_keys(stats: EpisodeStats) -> Iterator[tuple[str, str]]:
     """``(dimension, group)`` pairs an episode belongs to."""
-    yield "category", stats.category
-    yield "type", stats.type
-    yield "difficulty", str(stats.difficulty)
-    yield "domain", stats.domain
-    for tag in dict.fromkeys(stats.tags):
+    return _groups(_facts(stats))
+
+
+def _groups(facts: Facts) -> Iterator[tuple[str, str]]:
+    category, type_, difficulty, domain, tags, judged = facts
+    yield "category", category
+    yield "type", type_
+    yield "difficulty", str(difficulty)
+    yield "domain", domain
+    for tag in dict.fromkeys(tags):
         yield "tag", tag
-    yield "scoring", "judged" if stats.judged else "objective"
+    yield "scoring", "judged" if judged else "objective"
 
 
 class Breakdown:
-    """One :class:`Aggregate` per group of every dimension."""
+    """One :class:`Aggregate` per group of every dimension.
+
+    An episode is counted once, in the aggregate of its :data:`Facts` (every episode of a
+    task lands in the same groups, and a run has few distinct facts); the groups are made
+    from those when the block is asked for (:meth:`Aggregate.merge`). Counting each
+    episode in each of its six or more groups as it came was most of the cost of
+    counting it.
+    """
 
     def __init__(self) -> None:
-        self.groups: dict[str, dict[str, Aggregate]] = {d: {} for d in DIMENSIONS}
+        self._by_facts: dict[Facts, Aggregate] = {}
 
     def add(self, stats: EpisodeStats) -> None:
-        """Count an episode in each of its groups."""
-        for dimension, key in group_keys(stats):
-            group = self.groups[dimension].get(key)
-            if group is None:
-                group = self.groups[dimension][key] = Aggregate(capped=True)
-            group.add(stats)
+        """Count an episode (in the aggregate of its facts)."""
+        facts = _facts(stats)
+        aggregate = self._by_facts.get(facts)
+        if aggregate is None:
+            aggregate = self._by_facts[facts] = Aggregate(capped=True)
+        aggregate.add(stats)
 
     def flush(self) -> None:
-        """Count every group's pending values in its sketches (see ``Aggregate.flush``)."""
-        for groups in self.groups.values():
-            for group in groups.values():
-                group.flush()
+        """Count every aggregate's pending values in its sketches (see ``Aggregate.flush``)."""
+        for aggregate in self._by_facts.values():
+            aggregate.flush()
+
+    def groups(self) -> dict[str, dict[str, Aggregate]]:
+        """``{dimension: {group: Aggregate}}``: every group's episodes, merged afresh."""
+        groups: dict[str, dict[str, Aggregate]] = {d: {} for d in DIMENSIONS}
+        for facts in sorted(self._by_facts):  # the same merge order whatever came first
+            for dimension, key in _groups(facts):
+                group = groups[dimension].get(key)
+                if group is None:
+                    group = groups[dimension][key] = Aggregate(capped=True)
+                group.merge(self._by_facts[facts])
+        return groups
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{dimension: {group: metric block}}``, groups sorted by name."""
         return {
             dimension: {key: groups[key].to_dict() for key in sorted(groups)}
-            for dimension, groups in self.groups.items()
+            for dimension, groups in self.groups().items()
         }
