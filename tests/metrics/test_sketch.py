@@ -203,3 +203,14 @@ def test_the_mean_of_kept_values_does_not_depend_on_their_order() -> None:
             sketch.add(value)
         means.add(sketch.summary(rounding=17)["mean"])
     assert len(means) == 1
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 1000, 5000])
+def test_the_summary_gives_the_sketchs_own_median_and_p95(n: int) -> None:
+    """summary() sorts exact values once for both statistics: the same as quantile()."""
+    sketch = QuantileSketch()
+    sketch.extend(_sample(n, seed=n))
+    summary = sketch.summary(rounding=12)
+    for key, q in (("median", 50.0), ("p95", 95.0)):
+        value = sketch.quantile(q)
+        assert summary[key] == (None if value is None else round(value, 12))

@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .stats import percentile
+from .stats import _percentile_sorted, percentile
 
 EXACT_LIMIT = 2048
 """Values kept exactly before a sketch switches to buckets."""
@@ -283,9 +283,15 @@ class QuantileSketch:
         # episodes finished in (a running float total can differ in its last bit, and a
         # mean such as 1.6234375 then rounds either way).
         total = math.fsum(self._exact) if self._exact is not None else self.total
+        if self._exact is not None:  # sorted once for both (finite: add and extend skip the rest)
+            ordered = sorted(self._exact)
+            median = float(_percentile_sorted(ordered, 50.0)) if ordered else None
+            p95 = float(_percentile_sorted(ordered, 95.0)) if ordered else None
+        else:
+            median, p95 = self.quantile(50.0), self.quantile(95.0)
         return {
             "n": n,
             "mean": r(total / n) if n else None,
-            "median": r(self.quantile(50.0)),
-            "p95": r(self.quantile(95.0)),
+            "median": r(median),
+            "p95": r(p95),
         }
