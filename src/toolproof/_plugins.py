@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 GROUP = "toolproof"
-CACHE_VERSION = 1
+PYDANTIC_GROUP = "pydantic"
+"""pydantic's own plug-in group, found in the same pass (see :func:`spare_pydantic_scan`)."""
+CACHE_VERSION = 2
 """Bump when the cache's format changes; other versions are ignored and rewritten."""
 _MAX_CACHE_BYTES = 1024 * 1024
 _SETTLED_NS = 2_000_000_000  # a stamped file younger than this keeps the cache unwritten
@@ -43,6 +45,8 @@ _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras
 """An entry point's ``module[:attr.attr] [extras]`` (importlib.metadata's own pattern)."""
 _INFO_SUFFIXES = (".dist-info", ".egg-info")
 _loaded: dict[str, str | None] | None = None
+_pydantic_points: list[tuple[str, str]] | None = None
+"""The ``pydantic`` group's entry points, as the last :func:`find_entry_points` saw them."""
 
 
 def load_plugins(enabled: bool = True, cache: Path | None = None) -> dict[str, str | None]:
@@ -79,18 +83,51 @@ def find_entry_points(cache: Path | None = None) -> list[tuple[str, str]]:
     """``(name, value)`` of every entry point of the ``toolproof`` group, in the order
     :func:`importlib.metadata.entry_points` gives them: from ``cache`` where its stamp
     is current, else found (and the cache rewritten)."""
+    global _pydantic_points
     stamp = _stamp() if cache is not None else None
     if cache is not None and stamp is not None:
         cached = _read(cache, stamp[0])
         if cached is not None:
-            return cached
+            found, _pydantic_points = cached
+            return found
     from importlib.metadata import entry_points
 
-    found = [(ep.name, ep.value) for ep in entry_points(group=GROUP)]
+    every = entry_points()
+    found = [(ep.name, ep.value) for ep in every.select(group=GROUP)]
+    _pydantic_points = [(ep.name, ep.value) for ep in every.select(group=PYDANTIC_GROUP)]
     if cache is not None and stamp is not None and stamp[1]:
-        data = {"version": CACHE_VERSION, "stamp": stamp[0], "entry_points": found}
+        data = {
+            "version": CACHE_VERSION,
+            "stamp": stamp[0],
+            "entry_points": found,
+            "pydantic_entry_points": _pydantic_points,
+        }
         write_json_atomic(cache, data)
     return found
+
+
+def spare_pydantic_scan() -> bool:
+    """Tell pydantic it has no plug-ins when the entry points found last hold none of its
+    group; return whether it was told.
+
+    pydantic looks for plug-ins of its own (the ``pydantic`` entry-point group) when it
+    builds its first model, by reading every installed distribution through
+    :mod:`importlib.metadata`: tens of milliseconds with a few hundred installed.
+    :func:`find_entry_points` finds that group in the same pass as toolproof's (or from
+    its cache, under the same stamp), so where it holds nothing, pydantic's list is set
+    to what its own look would find: empty. Where the group holds a plug-in, or pydantic
+    already looked, or no look was made (plug-ins off), pydantic is left to do as it does.
+    """
+    if _pydantic_points is None or _pydantic_points:
+        return False
+    try:
+        from pydantic.plugin import _loader
+    except ImportError:  # another pydantic's layout: it looks for itself
+        return False
+    if getattr(_loader, "_plugins", False) is not None or _loader._loading_plugins:
+        return False
+    _loader._plugins = {}
+    return True
 
 
 def installed_version(distribution: str) -> str | None:
@@ -233,8 +270,9 @@ def _stamp_parts() -> Iterator[str | int]:
             yield max(ep.st_mtime_ns, ep.st_ctime_ns)
 
 
-def _read(path: Path, stamp: str) -> list[tuple[str, str]] | None:
-    """The cached entry points if the file is ours, well formed and of this stamp."""
+def _read(path: Path, stamp: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
+    """The cached entry points (toolproof's and pydantic's groups) if the file is ours,
+    well formed and of this stamp."""
     try:
         if path.stat().st_size > _MAX_CACHE_BYTES:
             return None
@@ -243,10 +281,21 @@ def _read(path: Path, stamp: str) -> list[tuple[str, str]] | None:
         return None
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
         return None
-    if data.get("stamp") != stamp or not isinstance(data.get("entry_points"), list):
+    if data.get("stamp") != stamp:
+        return None
+    toolproofs = _points(data.get("entry_points"))
+    pydantics = _points(data.get("pydantic_entry_points"))
+    if toolproofs is None or pydantics is None:
+        return None
+    return toolproofs, pydantics
+
+
+def _points(items: Any) -> list[tuple[str, str]] | None:
+    """A cached group's ``[name, value]`` pairs, or None when any is malformed."""
+    if not isinstance(items, list):
         return None
     found: list[tuple[str, str]] = []
-    for item in data["entry_points"]:
+    for item in items:
         if not (isinstance(item, list) and len(item) == 2):
             return None
         if not all(isinstance(part, str) for part in item):

@@ -29,8 +29,16 @@ EXIT_INTERRUPTED = 130
 
 
 def load_plugins() -> None:
-    """Load third-party plug-ins unless TOOLPROOF_NO_PLUGINS is set; report broken ones."""
+    """Load third-party plug-ins unless TOOLPROOF_NO_PLUGINS is set; report broken ones.
+
+    The commands that call this build pydantic models next: where no ``pydantic``
+    plug-in is installed (found in the same look), pydantic is spared its own look
+    (:func:`toolproof._plugins.spare_pydantic_scan`), so call it before their first model.
+    """
+    from toolproof._plugins import spare_pydantic_scan
+
     _load_plugins(lambda text: click.secho(text, fg="yellow", err=True))
+    spare_pydantic_scan()
 
 
 def parse_agent_args(values: tuple[str, ...]) -> dict[str, Any]:

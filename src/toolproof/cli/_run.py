@@ -302,6 +302,7 @@ def run(
     at once). Exit status: 0 ok, 2 bad input, 3 the run is incomplete or has no
     scored episodes or too many infra errors (see docs/cli.md).
     """
+    load_plugins()  # first: before the first pydantic model (see load_plugins)
     from rich.console import Console
 
     from toolproof.engine import RunConfig, Runner
@@ -310,7 +311,6 @@ def run(
     from toolproof.spec import resolve_suite_path
     from toolproof.spec.providers import is_provided
 
-    load_plugins()
     if suite is None and resume is None:
         from ._config import OVERRIDABLE, find_config, run_matrix
 
