@@ -34,7 +34,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, SchemaError
 
 from toolproof._version import __version__
-from toolproof.scoring import check_levels, evaluators
+from toolproof.scoring import check_levels, kind_names
 from toolproof.scoring.checks import custom as custom_checks
 from toolproof.spec import (
     CustomCheck,
@@ -70,6 +70,7 @@ from toolproof.tools import (
     tool_handlers,
     toolkits,
 )
+from toolproof.tools.base import BUILTIN_MODULES
 from toolproof.users import user_simulators
 
 __all__ = [
@@ -145,19 +146,39 @@ def load_checked_suite(
 def registries_digest() -> str:
     """A digest of everything the checks look up by name: every registered tool with its
     schema and toolkit, the toolkits, tool handlers, user simulators, check kinds and
-    registered check functions (plug-ins' included)."""
+    registered check functions (plug-ins' included).
+
+    A built-in toolkit's tool counts by its name, toolkit and function, not its schema: the
+    schema is made from the package's own source (every file of which the checked
+    fingerprint stamps) by this Python and pydantic (whose versions count here), so
+    building the schemas of every built-in tool, most of which a run never offers,
+    would add nothing the fingerprint lacks. Every other tool (a plug-in's) counts by
+    its schema.
+    """
+    import platform
+
+    import pydantic
+
     load_builtin()
     tools = sorted(
-        (name, tool.toolkit, tool.schema.model_dump(mode="json"))
+        (
+            name,
+            tool.toolkit,
+            f"built-in {tool.fn.__module__}:{tool.fn.__qualname__}"
+            if tool.fn.__module__.startswith(BUILTIN_MODULES)
+            else tool.schema.model_dump(mode="json"),
+        )
         for name, tool in registry().items()
     )
     data = {
         "version": __version__,
+        "python": platform.python_version(),
+        "pydantic": pydantic.VERSION,
         "tools": tools,
         "toolkits": toolkits(),
         "handlers": sorted(tool_handlers()),
         "simulators": user_simulators(),
-        "kinds": sorted(evaluators()),
+        "kinds": kind_names(),
         "functions": sorted(custom_checks.registered_functions()),
     }
     text = json.dumps(data, sort_keys=True, default=str)

@@ -6,8 +6,9 @@ Map::
         --@check evaluators (checks/*.py)--> CheckResult[] --levels.grade--> Score
 
     roles.py: progress vs guard checks (guards only take credit away);
-    base.py: the registry (``@check``), below checks/; registry.py: ``evaluators()``,
-    above them (it loads the built-in kinds), so scoring has no import cycle;
+    base.py: the registry (``@check``), below checks/, each built-in kind's module
+    imported when a check of that kind first runs; registry.py: ``evaluators()``, above
+    them (it loads every built-in kind), so scoring has no import cycle;
     check_levels / check_custom_imports: what ``toolproof validate`` asks of scoring.
 """
 
@@ -16,7 +17,7 @@ from .base import CheckResult, Evaluator, Level, Score, ScoringContext, check
 from .checks.custom import check_custom_imports, check_function
 from .collateral import changed_nothing, needs_reference
 from .levels import grade, reference_calls, weighted_fraction
-from .registry import evaluators
+from .registry import evaluators, kind_names
 from .roles import Role, check_levels, static_role
 from .score import score_episode
 
@@ -35,6 +36,7 @@ __all__ = [
     "check_levels",
     "evaluators",
     "grade",
+    "kind_names",
     "needs_reference",
     "reference_calls",
     "score_episode",

@@ -1,13 +1,16 @@
 """Check results, scores, and the registry of check evaluators (``@check("state")``).
 
 The registry lives here, below ``checks/``: each check module registers its kind
-with :func:`check` when it is imported. This module never imports ``checks``; the
-package (``toolproof.scoring``, through :mod:`.registry`) does, so importing any
-part of scoring loads the built-in kinds, and no import cycle remains.
+with :func:`check` when it is imported. This module never imports ``checks`` by name
+(no import cycle remains): a built-in kind's module is found in :data:`BUILTIN_KINDS`
+and imported the first time a check of that kind runs (:func:`evaluator_of`), so an
+episode loads the check modules its task uses, not all of them;
+:func:`toolproof.scoring.evaluators` loads them all.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -129,17 +132,38 @@ Evaluator = Callable[[Any, ScoringContext, int], CheckResult]
 """Evaluates one check (its spec model, the context, its index in the task)."""
 
 _REGISTRY: dict[str, Evaluator] = {}
+CHECKS_PACKAGE = "toolproof.scoring.checks"
+"""The package of the built-in check modules."""
+BUILTIN_KINDS: dict[str, str] = {
+    "answer": "answer",
+    "change_budget": "lint",
+    "custom": "custom",
+    "evidence": "evidence",
+    "hidden_tests": "hidden_tests",
+    "judge": "judge",
+    "lint": "lint",
+    "lint_answer": "lint",
+    "no_suppressions": "lint",
+    "output": "output",
+    "process": "process",
+    "protected": "lint",
+    "state": "state",
+}
+"""Each built-in kind and the module of :data:`CHECKS_PACKAGE` that registers it (a test
+holds this to what the modules register)."""
 
 
 def check(kind: str) -> Callable[[Evaluator], Evaluator]:
     """Register the evaluator of a check kind.
 
     Raises:
-        ValueError: the kind already has an evaluator.
+        ValueError: the kind already has an evaluator (a built-in kind counts as
+            registered before its module is imported).
     """
 
     def register(fn: Evaluator) -> Evaluator:
-        if kind in _REGISTRY:
+        home = BUILTIN_KINDS.get(kind)
+        if kind in _REGISTRY or (home is not None and fn.__module__ != f"{CHECKS_PACKAGE}.{home}"):
             raise ValueError(f"check kind {kind!r} is already registered")
         _REGISTRY[kind] = fn
         return fn
@@ -148,9 +172,25 @@ def check(kind: str) -> Callable[[Evaluator], Evaluator]:
 
 
 def registered() -> dict[str, Evaluator]:
-    """The evaluators registered so far, by kind (the built-in kinds once the
-    ``toolproof.scoring`` package is imported: use ``scoring.evaluators()``)."""
+    """The evaluators registered so far, by kind (a built-in kind once its module is
+    imported: use ``scoring.evaluators()`` for every one)."""
     return _REGISTRY
+
+
+def evaluator_of(kind: str) -> Evaluator | None:
+    """The evaluator of ``kind``, importing its built-in module on first use; None for
+    a kind nobody registered."""
+    evaluator = _REGISTRY.get(kind)
+    home = BUILTIN_KINDS.get(kind)
+    if evaluator is None and home is not None:
+        importlib.import_module(f"{CHECKS_PACKAGE}.{home}")
+        evaluator = _REGISTRY.get(kind)
+    return evaluator
+
+
+def kind_names() -> list[str]:
+    """Every check kind, built-in or registered, without importing a check module."""
+    return sorted({*BUILTIN_KINDS, *_REGISTRY})
 
 
 def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
@@ -161,7 +201,7 @@ def run_check(spec: Any, ctx: ScoringContext, index: int) -> CheckResult:
     (:func:`~toolproof.scoring.roles.static_role`) is marked ``guard``.
     """
     name = spec.name or f"{spec.kind}_{index}"
-    evaluator = _REGISTRY.get(spec.kind)
+    evaluator = evaluator_of(spec.kind)
     if evaluator is None:
         return CheckResult(
             name=name, kind=spec.kind, passed=False, score=0.0, detail="no evaluator"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, get_type_hints, overload
 
 from jsonschema import Draft202012Validator
@@ -60,22 +59,56 @@ class ToolImpl(Protocol):
     def validator(self) -> Draft202012Validator: ...
 
 
-@dataclass
 class Tool:
-    """A registered function tool."""
+    """A registered function tool.
 
-    fn: Callable[..., Any]
-    schema: ToolSchema
-    toolkit: str
-    blocking: bool = False
-    runs_commands: bool = False
-    """The tool runs commands in the episode's sandbox (see :func:`offers_commands`)."""
-    _validator: Draft202012Validator | None = None
+    Its schema is built from the function on first use when ``schema`` is not given
+    (:func:`tool` does this for the built-in toolkits: a run builds the schemas of the
+    tools its tasks offer, not all of them).
+
+    Args:
+        fn: The function; its first parameter is the :class:`ToolContext`.
+        schema: The tool's schema (None: built from ``fn`` on first use, with ``name``
+            and ``kind``).
+        toolkit: The toolkit it belongs to.
+        blocking: Run in a worker thread.
+        runs_commands: The tool runs commands in the episode's sandbox (see
+            :func:`offers_commands`).
+        name: The tool's name when ``schema`` is None (default: the function's name).
+        kind: READ or WRITE when ``schema`` is None.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        schema: ToolSchema | None = None,
+        toolkit: str = "",
+        blocking: bool = False,
+        runs_commands: bool = False,
+        *,
+        name: str | None = None,
+        kind: ToolKind = ToolKind.READ,
+    ) -> None:
+        self.fn = fn
+        self.toolkit = toolkit
+        self.blocking = blocking
+        self.runs_commands = runs_commands
+        self._schema = schema
+        self._name = schema.name if schema is not None else (name or fn.__name__)
+        self._kind = kind
+        self._validator: Draft202012Validator | None = None
 
     @property
     def name(self) -> str:
         """The tool's name."""
-        return self.schema.name
+        return self._name
+
+    @property
+    def schema(self) -> ToolSchema:
+        """The tool's schema, built from the function's signature on first use."""
+        if self._schema is None:
+            self._schema = schema_from_function(self.fn, name=self._name, kind=self._kind)
+        return self._schema
 
     def invoke(self, ctx: ToolContext, arguments: dict[str, Any]) -> Any:
         """Call the function with validated arguments."""
@@ -87,6 +120,14 @@ class Tool:
             self._validator = Draft202012Validator(self.schema.parameters)
         return self._validator
 
+    def __repr__(self) -> str:
+        return f"Tool(name={self._name!r}, toolkit={self.toolkit!r})"
+
+
+BUILTIN_MODULES = "toolproof.tools.toolkits."
+"""Where the built-in toolkits live: their tools' schemas are built on first use (every
+one is built by the tests); any other tool's when it registers, so that its author sees
+a mistake (no docstring, a type without a schema) where it is made."""
 
 _REGISTRY: dict[str, Tool] = {}
 _ARGS_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
@@ -212,9 +253,16 @@ def tool(
                 "choose another name"
             )
         kit = toolkit or func.__module__.rsplit(".", 1)[-1]
-        schema = schema_from_function(func, name=tool_name, kind=kind)
+        built_in = func.__module__.startswith(BUILTIN_MODULES)
+        schema = None if built_in else schema_from_function(func, name=tool_name, kind=kind)
         _REGISTRY[tool_name] = Tool(
-            fn=func, schema=schema, toolkit=kit, blocking=blocking, runs_commands=runs_commands
+            func,
+            schema,
+            kit,
+            blocking,
+            runs_commands,
+            name=tool_name,
+            kind=kind,
         )
         return func
 

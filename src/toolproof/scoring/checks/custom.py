@@ -36,6 +36,9 @@ from ..base import CheckResult, ScoringContext, check, result
 
 CustomFunction = Callable[..., Any]
 _FUNCTIONS: dict[str, CustomFunction] = {}
+BUILTIN_FUNCTIONS: dict[str, str] = {"ask": "ask", "attack": "attack"}
+"""toolproof's own registered check functions and the module of this package that
+registers each, imported on first use (a test holds this to what they register)."""
 
 CHECKS_DIR = "checks"
 """The folder of a suite where its custom check modules live (the suite root works too)."""
@@ -53,12 +56,27 @@ def check_function(name: str) -> Callable[[CustomFunction], CustomFunction]:
     """
 
     def register(fn: CustomFunction) -> CustomFunction:
-        if name in _FUNCTIONS:
+        home = BUILTIN_FUNCTIONS.get(name)
+        if name in _FUNCTIONS or (home is not None and fn.__module__ != _module_of(home)):
             raise ValueError(f"check function {name!r} is already registered")
         _FUNCTIONS[name] = fn
         return fn
 
     return register
+
+
+def _module_of(home: str) -> str:
+    return f"{__name__.rpartition('.')[0]}.{home}"
+
+
+def _registered(ref: str) -> CustomFunction | None:
+    """The function registered under ``ref``, importing a built-in one's module first."""
+    fn = _FUNCTIONS.get(ref)
+    home = BUILTIN_FUNCTIONS.get(ref)
+    if fn is None and home is not None:
+        importlib.import_module(_module_of(home))
+        fn = _FUNCTIONS.get(ref)
+    return fn
 
 
 def suite_root(task_dir: Path | None) -> Path | None:
@@ -97,7 +115,7 @@ def runs_on_loop(ref: str, task_dir: Path | None) -> bool:
     key = (ref, task_dir)
     known = _on_loop.get(key)
     if known is None:
-        registered = _FUNCTIONS.get(ref)
+        registered = _registered(ref) if ref in ON_LOOP else None
         if ref not in ON_LOOP:
             known = False
         elif registered is not None:
@@ -133,8 +151,9 @@ def needs_thread(task: Task, task_dir: Path | None) -> bool:
 
 
 def registered_functions() -> list[str]:
-    """The names of the registered check functions."""
-    return sorted(_FUNCTIONS)
+    """The names of the registered check functions (toolproof's own included, whether
+    or not their modules are imported yet)."""
+    return sorted({*_FUNCTIONS, *BUILTIN_FUNCTIONS})
 
 
 def in_suite(root: Path, module_name: str) -> bool:
@@ -186,11 +205,12 @@ def load_function(ref: str, root: Path | None = None) -> CustomFunction:
         CustomCheckError: the name is unknown, the module cannot be imported or
             the attribute is missing or not callable; the message names the fix.
     """
-    if ref in _FUNCTIONS:
-        return _FUNCTIONS[ref]
+    registered = _registered(ref)
+    if registered is not None:
+        return registered
     module_name, _, attr = ref.partition(":")
     if not attr or not module_name:
-        known = ", ".join(sorted(_FUNCTIONS)) or "none"
+        known = ", ".join(registered_functions()) or "none"
         raise CustomCheckError(f"no check function {ref!r}; use 'module:attr' or one of: {known}")
     try:
         module = _suite_module(root, module_name) if root is not None else None

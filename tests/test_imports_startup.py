@@ -1,0 +1,227 @@
+"""What the start of a command builds and imports (issue 34): the structure behind a short
+start, pinned here; the timings belong to ``benchmarks/bench_startup.py``.
+
+* A built-in toolkit's tool builds its schema on first use, so a run builds the schemas of
+  the tools its tasks offer, not all of them; every built-in schema still builds, the same
+  as at registration; any other tool's mistakes are still raised where it registers.
+* A built-in check kind's module (and a built-in check function's) is imported when a check
+  of it first runs: the tables that say where each lives match what the modules register,
+  and a plug-in cannot take a built-in name before its module is loaded.
+* pydantic is spared its look for plug-ins when toolproof's look found none of its group.
+* The command line's own process freezes the collector on its way out (no collection of
+  every object at exit); a caller that passes ``argv`` keeps its collector.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolproof.scoring import base as scoring_base
+from toolproof.scoring import evaluators, kind_names
+from toolproof.scoring.checks import BUILTIN
+from toolproof.scoring.checks import custom as custom_checks
+from toolproof.tools import ToolContext, load_builtin, registry, schema_from_function, tool
+from toolproof.tools.base import BUILTIN_MODULES
+from toolproof.trajectory import ToolKind
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _python(code: str, tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter on this checkout, its caches under ``tmp_path``."""
+    full = {**os.environ, "PYTHONPATH": str(SRC), "XDG_CACHE_HOME": str(tmp_path / "cache"), **env}
+    full.pop("TOOLPROOF_NO_INDEX", None)
+    full.pop("TOOLPROOF_NO_PLUGINS", None)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tmp_path,
+    )
+
+
+def test_every_built_in_schema_builds_as_at_registration() -> None:
+    load_builtin()
+    built_in = [t for t in registry().values() if t.fn.__module__.startswith(BUILTIN_MODULES)]
+    assert len(built_in) > 40
+    for impl in built_in:
+        expected = schema_from_function(impl.fn, name=impl.name, kind=impl._kind)
+        assert impl.schema == expected
+        assert impl.schema.name == impl.name
+
+
+@pytest.mark.usefixtures("restore_registries")
+def test_a_plug_in_tool_is_checked_where_it_registers() -> None:
+    with pytest.raises(TypeError, match="needs a docstring"):
+
+        @tool(name="tp_test_undocumented")
+        def undocumented(ctx: ToolContext, a: int) -> int:
+            return a
+
+    assert "tp_test_undocumented" not in registry()
+
+    @tool(kind=ToolKind.WRITE, name="tp_test_eager")
+    def eager(ctx: ToolContext, a: int) -> int:
+        """Echo.
+
+        Args:
+            a: A number.
+        """
+        return a
+
+    assert registry()["tp_test_eager"]._schema is not None  # built at registration
+
+
+def test_the_kind_tables_match_what_the_modules_register() -> None:
+    every = evaluators()  # imports every built-in module
+    own = {
+        kind: fn.__module__.rpartition(".")[2]
+        for kind, fn in every.items()
+        if fn.__module__.startswith(scoring_base.CHECKS_PACKAGE + ".")
+    }
+    assert own == scoring_base.BUILTIN_KINDS
+    assert set(scoring_base.BUILTIN_KINDS.values()) <= set(BUILTIN)
+    functions = {
+        name: custom_checks._FUNCTIONS[name].__module__.rpartition(".")[2]
+        for name in custom_checks._FUNCTIONS
+        if custom_checks._FUNCTIONS[name].__module__.startswith(scoring_base.CHECKS_PACKAGE)
+    }
+    assert functions == custom_checks.BUILTIN_FUNCTIONS
+    assert kind_names() == sorted(every)
+
+
+CLAIM = """
+import sys
+from toolproof.scoring import check, check_function
+which = sys.argv[1]
+try:
+    if which == "kind":
+        check("hidden_tests")(lambda spec, ctx, index: None)
+    else:
+        check_function("attack")(lambda ctx: True)
+except ValueError as exc:
+    print(exc)
+print(sorted(m for m in sys.modules if m.startswith("toolproof.scoring.checks.")))
+"""
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        ("kind", "check kind 'hidden_tests' is already registered"),
+        ("function", "check function 'attack' is already registered"),
+    ],
+)
+def test_a_built_in_name_is_taken_before_its_module_loads(
+    tmp_path: Path, which: str, message: str
+) -> None:
+    done = _python(CLAIM, tmp_path, which)
+    assert done.returncode == 0, done.stderr
+    said, modules = done.stdout.splitlines()
+    assert said == message
+    assert "toolproof.scoring.checks.hidden_tests" not in modules  # not loaded to refuse it
+    assert "toolproof.scoring.checks.attack" not in modules
+
+
+RUN = """
+import json, sys
+from toolproof.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+from toolproof.tools import registry
+built = sorted(name for name, t in registry().items() if t._schema is not None)
+checks = sorted(m for m in sys.modules if m.startswith("toolproof.scoring.checks."))
+print(json.dumps({"built": built, "checks": checks}))
+"""
+
+
+def test_a_run_builds_only_its_tools_schemas_and_loads_only_its_check_kinds(
+    tmp_path: Path,
+) -> None:
+    run = ["run", "core", "--agent", "oracle", "--task", "stock-sum", "--quiet"]
+    for out in ("first", "second"):  # cold, then with the suite recorded as checked
+        done = _python(RUN, tmp_path, *run, "--out", str(tmp_path / out))
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        assert set(seen["built"]) <= {"get_stock", "calculate", "list_products"}, seen
+        unused = {"hidden_tests", "lint", "state", "evidence", "output", "ask"}
+        loaded = {m.rpartition(".")[2] for m in seen["checks"]}
+        assert {"answer", "process"} <= loaded and not unused & loaded, loaded
+
+
+SPARE = """
+import json, sys
+from toolproof.cli import _common
+_common.load_plugins()
+from pydantic.plugin import _loader
+spared = _loader._plugins is not None
+from pydantic import BaseModel
+class Probe(BaseModel):
+    x: int = 0
+after = _loader._plugins
+_loader._plugins = None  # pydantic's own look, for comparison
+own = list(_loader.get_plugins())
+print(json.dumps({"spared": spared, "after": len(after), "own": len(own)}))
+"""
+
+
+def _pydantic_site(root: Path) -> Path:
+    """A site folder whose one distribution has a ``pydantic`` plug-in entry point."""
+    info = root / "pydantic_probe_plugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pydantic-probe-plugin\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nprobe = pydantic_probe_plugin:plugin\n")
+    (root / "pydantic_probe_plugin.py").write_text(
+        "class _Plugin:\n"
+        "    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\n"
+        "plugin = _Plugin()\n"
+    )
+    return root
+
+
+@pytest.mark.parametrize("with_plugin", [False, True], ids=["none", "a-pydantic-plugin"])
+def test_pydantic_is_spared_its_look_only_when_it_would_find_nothing(
+    tmp_path: Path, with_plugin: bool
+) -> None:
+    env = {}
+    if with_plugin:
+        env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(_pydantic_site(tmp_path / "site"))])
+    for _ in range(2):  # the look made, then from the plug-in cache
+        done = _python(SPARE, tmp_path, **env)
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        assert seen["spared"] is (not with_plugin)
+        assert seen["after"] == seen["own"] == (1 if with_plugin else 0)
+
+
+EXIT = """
+import atexit, gc, sys
+atexit.register(lambda: print("frozen" if gc.get_freeze_count() else "not frozen"))
+from toolproof.cli import main
+if sys.argv[1] == "own":
+    sys.argv[1:] = ["list"]
+    main()
+else:
+    main(["list"])
+"""
+
+
+@pytest.mark.parametrize(("how", "expected"), [("own", "frozen"), ("argv", "not frozen")])
+def test_only_the_process_own_command_line_freezes_the_collector_at_exit(
+    tmp_path: Path, how: str, expected: str
+) -> None:
+    done = _python(EXIT, tmp_path, how)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == expected
+    assert "core" in done.stdout  # the command itself did its work
