@@ -1,4 +1,4 @@
-"""The agent's copies of its transcript: new objects each turn, equal to the engine's own."""
+"""The agent's copies of its transcript: its own objects, equal to the engine's, made once."""
 
 from __future__ import annotations
 
@@ -12,16 +12,29 @@ def _call(**arguments: object) -> Message:
     return Message(role="assistant", tool_calls=[ToolCall(id="c1", name="t", arguments=arguments)])
 
 
-def test_each_turn_gets_new_objects_equal_to_the_originals() -> None:
+def test_the_agent_gets_its_own_objects_equal_to_the_originals() -> None:
     original = [Message(role="user", content="hi é 😀"), _call(a=[1, {"b": None}], n=10**40)]
     copies = AgentCopies(original)
     first, second = copies.fresh(), copies.fresh()
     assert first == original and second == original
     assert all(a is not b for a, b in zip(first, original, strict=True))
+    assert first is not second  # a new list each turn: the agent may reorder its own
     first[1].tool_calls[0].arguments["a"].append("edited by the agent")
     first[0].content = "rewritten"
-    assert copies.fresh() == original  # the next turn sees the record, not the edit
+    first.clear()
+    # the record is never reached; the agent's edits to its copies are its own notes
     assert original[1].tool_calls[0].arguments == {"a": [1, {"b": None}], "n": 10**40}
+    assert original[0].content == "hi é 😀"
+    assert len(copies.fresh()) == 2
+
+
+def test_a_turn_copies_only_what_is_new() -> None:
+    """The copies of earlier items are reused: a turn's cost is its new items only."""
+    copies = AgentCopies([Message(role="user", content="one")])
+    (old,) = copies.fresh()
+    copies.add(Message(role="assistant", content="two"))
+    again, new = copies.fresh()
+    assert again is old and new.content == "two"
 
 
 def test_the_set_fields_survive_the_copy() -> None:
@@ -43,7 +56,7 @@ def test_values_json_cannot_carry_are_deep_copied_not_changed() -> None:
     assert math.copysign(1.0, args["z"]) == -1.0
     assert surrogate.content == "lone \ud800 surrogate"
     args["x"] = 1.0
-    assert math.isnan(copies.fresh()[0].tool_calls[0].arguments["x"])
+    assert math.isnan(hostile[0].tool_calls[0].arguments["x"])  # the record keeps its NaN
 
 
 def test_tool_schemas_are_copied_too() -> None:
@@ -51,7 +64,7 @@ def test_tool_schemas_are_copied_too() -> None:
     copies = AgentCopies([schema])
     mine = copies.fresh()[0]
     mine.parameters["properties"]["injected"] = {"type": "string"}
-    assert copies.fresh() == [schema] and "injected" not in schema.parameters["properties"]
+    assert "injected" not in schema.parameters["properties"]
     assert len(copies) == 1
 
 

@@ -1,12 +1,13 @@
-"""The agent's own copies of its transcript and tools, fresh every turn and cheap to make.
+"""The agent's own copies of its transcript and tools, each made once.
 
 An :class:`~toolproof.agents.Observation` holds copies an agent may edit without
-touching what the engine records. A deep copy of every message and tool schema each
-turn cost more than the rest of a turn together (``copy.deepcopy`` of nested dicts);
-instead each item is turned into JSON once, when it joins the transcript, and parsed
-back (in pydantic's Rust core) into new objects for every turn. An item whose JSON
-does not give it back exactly (a NaN in an argument, a lone surrogate in a text) is
-deep-copied as before.
+touching what the engine records. Each item is copied once, when the agent first sees
+it: turned into JSON and parsed back (in pydantic's Rust core) into a new object; an
+item whose JSON does not give it back exactly (a NaN in an argument, a lone surrogate
+in a text) is deep-copied. Later turns hand out the same copies in a new list, so a
+turn costs the new items only, not the whole conversation again (a long episode's
+turns were quadratic). An agent that edits its copies changes only what it sees
+itself, as if it kept notes; the record is never reached.
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ class AgentCopies(Generic[M]):
     """A growing list of models handed out as new objects on each :meth:`fresh`."""
 
     def __init__(self, items: Iterable[M] = ()) -> None:
-        self._items: list[tuple[M, bytes | None]] = []
+        self._items: list[M] = []
+        self._copies: list[M] = []
         self.extend(items)
 
     def add(self, item: M) -> None:
-        """Append one item (its JSON is made now, once)."""
-        self._items.append((item, _as_json(item)))
+        """Append one item (copied when :meth:`fresh` first hands it out)."""
+        self._items.append(item)
 
     def extend(self, items: Iterable[M]) -> None:
         """Append items in order."""
@@ -50,11 +52,13 @@ class AgentCopies(Generic[M]):
             self.add(item)
 
     def fresh(self) -> list[M]:
-        """New, independent copies of every item, in order."""
-        return [
-            type(item).model_validate_json(text) if text is not None else item.model_copy(deep=True)
-            for item, text in self._items
-        ]
+        """A new list of the agent's copies of every item, in order: the items added since
+        the last call are copied now, the others are the copies handed out before."""
+        for item in self._items[len(self._copies) :]:
+            text = _as_json(item)
+            copy = type(item).model_validate_json(text) if text else item.model_copy(deep=True)
+            self._copies.append(copy)
+        return list(self._copies)
 
     def __len__(self) -> int:
         return len(self._items)
