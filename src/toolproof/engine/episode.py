@@ -405,7 +405,9 @@ async def _loop(
             final = Termination.GAVE_UP if turn.give_up else Termination.COMPLETED
             return final, turn.content or "", None
         # ---- the calls, through the gateway; the step recorded
-        calls, results, tool_s = await recorder.execute(turn.tool_calls, limits.loop_threshold)
+        calls, results, tool_s = await recorder.execute(  # checked_turn's copies: the harness's
+            turn.tool_calls, limits.loop_threshold, owned=True
+        )
         if recorder.last_queue_s > 0.001:  # waiting for a worker thread is not the agent's time
             t0 += recorder.last_queue_s
             notes = {**(notes or {}), "tool_queue_s": round(recorder.last_queue_s, 6)}

@@ -162,10 +162,11 @@ class Recorder:
         """A model call (seen by the model gateway) to list on the next recorded step."""
         self._pending_model_calls.append(call)
 
-    def _unique_ids(self, calls: list[ToolCall], step: int) -> list[ToolCall]:
+    def _unique_ids(self, calls: list[ToolCall], step: int, owned: bool) -> list[ToolCall]:
         fixed = []
         for n, call in enumerate(calls):
-            call = call.model_copy(deep=True)  # the record's own: the agent keeps its object
+            if not owned:  # the record's own: the agent keeps its object
+                call = call.model_copy(deep=True)
             if not call.id or call.id in self._call_ids:
                 call = call.model_copy(update={"id": f"call_{step}_{n}"})
             self._call_ids.add(call.id)
@@ -173,10 +174,15 @@ class Recorder:
         return fixed
 
     async def execute(
-        self, calls: list[ToolCall], threshold: int
+        self, calls: list[ToolCall], threshold: int, *, owned: bool = False
     ) -> tuple[list[ToolCall], list[ToolResult], float]:
-        """Run calls in order; note a loop when the same call meets the same state too often."""
-        calls = self._unique_ids(calls, len(self.steps))
+        """Run calls in order; note a loop when the same call meets the same state too often.
+
+        ``owned``: the calls are the harness's own already (made by
+        :func:`~toolproof.agents.limits.checked_turn`, which no agent code holds), so the
+        record keeps them as they are; otherwise each is copied first.
+        """
+        calls = self._unique_ids(calls, len(self.steps), owned)
         results: list[ToolResult] = []
         started = time.perf_counter()
         queued = self.gateway.queue_s
