@@ -132,19 +132,23 @@ def test_the_command_runs_unprivileged_with_its_rlimits(box: Sandbox) -> None:
         .stdout.split()[-1] == "0"  # fmt: skip
 
 
-@pytest.mark.parametrize("helped", [True, False], ids=["exec helper", "forked"])
-def test_both_ways_of_starting_a_command_give_the_same_command(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, helped: bool
+@pytest.mark.parametrize("way", ["native", "exec helper", "forked"])
+def test_every_way_of_starting_a_command_gives_the_same_command(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
-    """Through the exec helper (posix_spawn) or a fork with Python in the child."""
+    """The C spawner (a fork of a small C process), the Python spawner through the exec
+    helper (posix_spawn), or the Python spawner's fork with Python in the child."""
     if get_backend("bwrap").unavailable_reason() is not None:
         pytest.skip("bwrap unusable here")
     if os.geteuid() != 0 or not host_support().parents:
         pytest.skip("the spawner needs a root harness with a writable cgroup")
-    if helped and exec_helper() is None:
-        pytest.skip("no exec helper here (no C compiler)")
-    if not helped:
+    if way != "forked" and exec_helper() is None:
+        pytest.skip("nothing built here (no C compiler)")
+    if way != "native":
+        monkeypatch.setattr(spawner_module, "native_spawner", lambda: None)
+    if way == "forked":
         monkeypatch.setattr(spawner_module, "exec_helper", lambda: None)
+    helped = way != "forked"
     with get_backend("bwrap")(workspace, SMALL) as sandbox:
         _warm(sandbox)
         before = _spawner(sandbox).helped
@@ -154,6 +158,8 @@ def test_both_ways_of_starting_a_command_give_the_same_command(
         )
         seen = sandbox.exec(script, stdin="in").stdout  # fmt: skip
         assert (_spawner(sandbox).helped > before) is helped
+        native = "/spawner-" in str(_spawner(sandbox).proc.args)  # its built file's name
+        assert native is (way == "native")
     assert "Uid:\t1000\t1000\t1000\t1000" in seen and "Groups:\t \n" in seen
     assert "CapEff:\t0000000000000000" in seen and "NoNewPrivs:\t1" in seen
     assert "Seccomp:\t2" in seen

@@ -24,11 +24,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["SOURCE", "builds", "exec_helper", "trusted"]
+__all__ = ["SOURCE", "SPAWNER_SOURCE", "builds", "exec_helper", "native_spawner", "trusted"]
 
 _log = logging.getLogger(__name__)
 #: The helper's C source, shipped inside the package.
 SOURCE = Path(__file__).with_name("_exec_helper.c")
+#: The C spawner's source (``_spawner.c``), built the same way.
+SPAWNER_SOURCE = Path(__file__).with_name("_spawner.c")
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: How it is built (part of the digest: a new recipe builds a new file).
 _RECIPE = b"cc -O2, -static where the C library allows"
@@ -100,6 +102,24 @@ def _compile(source: Path, target: Path) -> bool:
         partial.unlink(missing_ok=True)
 
 
+def _built(source: Path, name: str) -> str | None:
+    """The path of ``source`` built as ``name-<digest>``, or None (not root, no compiler,
+    untrusted directory)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        digest = hashlib.sha256(source.read_bytes() + _RECIPE).hexdigest()[:16]
+    except OSError:
+        return None
+    where = _directory()
+    if where is None:
+        return None
+    target = where / f"{name}-{digest}"
+    if not trusted(target, directory=False) and not _compile(source, target):
+        return None
+    return str(target) if trusted(target, directory=False) else None
+
+
 @functools.cache
 def exec_helper() -> str | None:
     """The path of the built helper, or None (not root, no compiler, untrusted directory).
@@ -107,16 +127,11 @@ def exec_helper() -> str | None:
     Built at most once per source digest and machine (until the directory is removed);
     looked up once per process.
     """
-    if os.geteuid() != 0:
-        return None
-    try:
-        digest = hashlib.sha256(SOURCE.read_bytes() + _RECIPE).hexdigest()[:16]
-    except OSError:
-        return None
-    where = _directory()
-    if where is None:
-        return None
-    target = where / f"exec-helper-{digest}"
-    if not trusted(target, directory=False) and not _compile(SOURCE, target):
-        return None
-    return str(target) if trusted(target, directory=False) else None
+    return _built(SOURCE, "exec-helper")
+
+
+@functools.cache
+def native_spawner() -> str | None:
+    """The path of the built C spawner (``_spawner.c``), or None where it cannot be built
+    or trusted (as ``exec_helper``); the harness then runs ``_spawner_main.py``."""
+    return _built(SPAWNER_SOURCE, "spawner")

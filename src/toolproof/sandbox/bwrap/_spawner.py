@@ -28,7 +28,7 @@ from typing import IO
 
 from toolproof.sandbox import _cgroup
 from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
-from toolproof.sandbox.bwrap._exec_helper import exec_helper
+from toolproof.sandbox.bwrap._exec_helper import exec_helper, native_spawner
 from toolproof.sandbox.bwrap._sandbox_cgroup import SandboxCgroup
 
 __all__ = ["SpawnedChild", "Spawner", "SpawnerBroken", "SpawnerLost", "spawn_child"]
@@ -78,11 +78,17 @@ class Spawner:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = ours
         procs = [str(path) for path in group.procs_files]
-        helper = exec_helper()
-        options = [] if helper is None else ["--exec-helper", helper]
+        native = native_spawner()
+        if native is not None:  # the same protocol and steps, no Python per command
+            argv = [native, str(theirs.fileno()), *procs]
+        else:
+            helper = exec_helper()
+            options = [] if helper is None else ["--exec-helper", helper]
+            argv = [sys.executable, "-I", "-S", str(_HELPER), str(theirs.fileno()), *options,
+                    *procs]  # fmt: skip
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(_HELPER), str(theirs.fileno()), *options, *procs],
+                argv,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={}, cwd="/", close_fds=True, pass_fds=(theirs.fileno(),),
                 start_new_session=True,

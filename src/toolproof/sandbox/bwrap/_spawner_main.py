@@ -308,7 +308,7 @@ def _serve(sock: socket.socket, procs_files: list[str], starter: _Starter) -> No
                 try:
                     try:
                         request = _check(json.loads(body))
-                    except ValueError as exc:  # JSONDecodeError and UnicodeError too
+                    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeError
                         _send(sock, {"error": f"bad request: {exc}"})
                         continue
                     try:
