@@ -149,3 +149,19 @@ def test_a_closed_run_leaves_no_wal_files_even_after_a_reader(tmp_path: Path) ->
     store.close()
     with RunReader(tmp_path) as reader:
         assert reader.keys() == {"a#0", "b#0"}
+
+
+@pytest.mark.parametrize("batch", [1, 31, 32, 33, 100])
+def test_batches_of_any_size_read_back_whole(tmp_path: Path, batch: int) -> None:
+    """Rows go in a few dozen a statement at commit: each reads back with its own line."""
+    store = RunStore(tmp_path, commit_every=batch)
+    records = [_record(f"t{n % 3}", n, passed=n % 4 != 0, tokens=n) for n in range(75)]
+    for record in records:
+        store.append(record)
+    store.close()
+    with RunReader(tmp_path) as reader:
+        assert reader.count() == 75
+        assert {r.key: r for r in reader.records()} == {r.key: r for r in records}
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        seqs = [s for (s,) in conn.execute("SELECT seq FROM episodes ORDER BY seq")]
+    assert seqs == list(range(1, 76))

@@ -207,3 +207,68 @@ def test_a_record_written_through_a_surrogate_free_message_reads_back(tmp_path: 
     with RunReader(tmp_path) as reader:
         assert reader.record("a#0") == record
     assert os.path.getsize(tmp_path / TRAJECTORIES) > 0
+
+
+def _with_null_category(task_id: str) -> Any:
+    record = _record(task_id, 0)
+    record.task.category = None  # type: ignore[assignment]  # as model_construct could
+    return record
+
+
+def _with_unbindable_fraction(task_id: str) -> Any:
+    record = _record(task_id, 0)
+    record.score.fraction = [0.5]  # type: ignore[assignment]
+    return record
+
+
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # built wrong on purpose
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [(_with_null_category, "column 12 is None"), (_with_unbindable_fraction, "list in a column")],
+)
+def test_a_row_sqlite_would_refuse_is_refused_at_append_not_at_the_batchs_commit(
+    tmp_path: Path, bad: Any, said: str
+) -> None:
+    """Rows are inserted at commit, with their batch: a row that would fail there is caught
+    when appended, so it never takes its batch down with it."""
+    store = RunStore(tmp_path, commit_every=100)
+    store.append(_record("a", 0))
+    with pytest.raises(UnstorableRecord, match=said):
+        store.append(bad("b"))
+    store.append(_record("c", 0))
+    store.close()
+    with RunReader(tmp_path) as reader:
+        assert [r.key for r in reader.records()] == ["a#0", "c#0"]
+
+
+def test_a_commit_that_fails_keeps_its_batch_for_the_next(tmp_path: Path) -> None:
+    store = RunStore(tmp_path, commit_every=100)
+    for epoch in range(40):  # more than one statement's rows
+        store.append(_record("a", epoch))
+
+    class FailsOnce:
+        """The run's connection, whose first commit fails as on a full disk."""
+
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db, self.failed = db, False
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.db, name)
+
+        def commit(self) -> None:
+            if not self.failed:
+                self.failed = True
+                raise sqlite3.OperationalError("database or disk is full")
+            self.db.commit()
+
+    real = store._db
+    store._db = FailsOnce(real)  # type: ignore[assignment]
+    with pytest.raises(RunDirError, match="disk is full"):
+        store.commit()
+    assert store.pending == 40
+    store.commit()
+    store._db = real
+    store.close()
+    with RunReader(tmp_path) as reader:
+        assert sorted(r.epoch for r in reader.records()) == list(range(40))
+        assert reader.count() == 40

@@ -8,9 +8,10 @@ Each episode's trajectory is written once, as a line of ``trajectories.jsonl``; 
 An append encodes the whole record first (a record that cannot be written, say a lone
 surrogate that UTF-8 cannot encode or a number SQLite cannot hold, is refused with
 :class:`UnstorableRecord` before anything is written, so the run can store a stand-in
-for that one episode and go on), then adds the row and writes the line; rows are
-committed together every ``commit_every`` appends (and by :meth:`RunStore.commit`), the
-file flushed first, so a committed row always points at a line on disk. A line without
+for that one episode and go on), then writes the line and keeps the row; every
+``commit_every`` appends (and at :meth:`RunStore.commit`) the file is flushed, then the
+kept rows are inserted, a few dozen a statement, and committed in one transaction, so a
+committed row always points at a line on disk. A line without
 a committed row (a run killed between the two) is cut off when the store is opened
 again: resume runs that episode again.
 
@@ -68,7 +69,14 @@ __all__ = [
     "encode_record",
 ]
 
-_INSERT = "INSERT OR REPLACE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_ROW = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_INSERT = f"INSERT OR REPLACE INTO episodes VALUES {_ROW}"
+_CHUNK = 32
+"""Rows inserted by one statement at commit (32 x 21 values: under SQLite's oldest limit of
+999): one step of SQLite, and one release of the GIL, per 32 episodes instead of each."""
+_INSERT_CHUNK = f"INSERT OR REPLACE INTO episodes VALUES {','.join([_ROW] * _CHUNK)}"
+_NULLABLE = frozenset({11, 15})
+"""Columns of :func:`encode_record`'s row that may be NULL: cost_usd, failure_mode."""
 
 
 class UnstorableRecord(ValueError):
@@ -91,20 +99,32 @@ def encode_record(record: EpisodeRecord) -> tuple[bytes, tuple[Any, ...]]:
     """What :meth:`RunStore.append` writes of a record: its trajectory line and the row's
     columns (without ``seq`` and the line's offset).
 
+    The row is checked in full here (every value one SQLite binds, NULL only where the
+    column allows it), so that its insert, made later with its batch's, cannot fail for it.
+
     Raises:
         UnstorableRecord: it cannot be encoded (a lone surrogate, which UTF-8 cannot
             encode), or a column holds what SQLite cannot (an integer past 64 bits, a
-            number that is not finite).
+            number that is not finite, a NULL where the column has none, another type).
     """
     try:
         line, row = _encoded(record)
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise UnstorableRecord(record.key, exc) from None
-    for value in row:
-        if isinstance(value, int) and not -_SQLITE_INT <= value <= _SQLITE_INT:
-            raise UnstorableRecord(record.key, OverflowError(f"{value} does not fit SQLite"))
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UnstorableRecord(record.key, ValueError(f"{value} is not a finite number"))
+    for column, value in enumerate(row):
+        if isinstance(value, str):
+            continue
+        if isinstance(value, int):
+            if not -_SQLITE_INT <= value <= _SQLITE_INT:
+                raise UnstorableRecord(record.key, OverflowError(f"{value} does not fit SQLite"))
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise UnstorableRecord(record.key, ValueError(f"{value} is not a finite number"))
+        elif value is None:
+            if column not in _NULLABLE:
+                raise UnstorableRecord(record.key, ValueError(f"column {column} is None"))
+        else:  # what SQLite cannot bind (a record built without validation)
+            raise UnstorableRecord(record.key, TypeError(f"{type(value).__name__} in a column"))
     return line, row
 
 
@@ -155,6 +175,8 @@ class RunStore:
         self.run_dir = run_dir
         self.commit_every = max(1, commit_every)
         self._pending = 0
+        self._rows: list[tuple[Any, ...]] = []
+        """Rows of the appends since the last commit, inserted by :meth:`commit`."""
         self._lock = RunLock(run_dir).acquire()
         try:
             self._open()
@@ -278,7 +300,8 @@ class RunStore:
         return self._pending
 
     def append(self, record: EpisodeRecord) -> None:
-        """Store one finished episode: its row, then its trajectory line (see ``commit_every``).
+        """Store one finished episode: its trajectory line now, its row at the next commit
+        (see ``commit_every``).
 
         Raises:
             UnstorableRecord: the record cannot be encoded, or holds a value SQLite cannot
@@ -286,41 +309,52 @@ class RunStore:
             RunDirError: the run folder cannot be written (the run cannot go on).
         """
         line, row = encode_record(record)
-        offset = self._size
-        try:
-            self._db.execute(_INSERT, (record.key, self._seq + 1, *row, offset, len(line)))
-        except (OverflowError, sqlite3.IntegrityError, sqlite3.InterfaceError) as exc:
-            raise UnstorableRecord(record.key, exc) from None  # the statement wrote nothing
-        except sqlite3.Error as exc:
-            raise unwritable(self.run_dir / DB_NAME, exc) from None
-        self._seq += 1
         try:
             self._jsonl.write(line)
         except OSError as exc:  # no row may point at a line that is not there: none is kept
             self._db.rollback()
+            self._rows.clear()
             self._pending = 0
             raise unwritable(self._path, exc) from None
+        self._seq += 1
+        self._rows.append((record.key, self._seq, *row, self._size, len(line)))
         self._size += len(line)
         self._pending += 1
         if self._pending >= self.commit_every:
             self.commit()
 
     def commit(self) -> None:
-        """Commit the pending appends (the trajectory lines reach the file first).
+        """Commit the pending appends: the trajectory lines reach the file, then their rows
+        are inserted and committed in one transaction.
 
         Raises:
-            RunDirError: the run folder cannot be written.
+            RunDirError: the run folder cannot be written (what is pending stays pending:
+                nothing of it is committed).
         """
-        if self._pending:
-            try:
-                self._jsonl.flush()
-            except OSError as exc:
-                raise unwritable(self._path, exc) from None
-            try:
-                self._db.commit()
-            except sqlite3.Error as exc:
-                raise unwritable(self.run_dir / DB_NAME, exc) from None
-            self._pending = 0
+        if not self._pending:
+            return
+        try:
+            self._jsonl.flush()
+        except OSError as exc:
+            raise unwritable(self._path, exc) from None
+        try:
+            self._insert(self._rows)
+            self._db.commit()
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.rollback()  # a batch half inserted is not left to a later commit
+            raise unwritable(self.run_dir / DB_NAME, exc) from None
+        self._rows.clear()
+        self._pending = 0
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert ``rows``, :data:`_CHUNK` a statement."""
+        whole = len(rows) - len(rows) % _CHUNK
+        for start in range(0, whole, _CHUNK):
+            chunk = rows[start : start + _CHUNK]
+            self._db.execute(_INSERT_CHUNK, [value for row in chunk for value in row])
+        if whole < len(rows):
+            self._db.executemany(_INSERT, rows[whole:])
 
     def forget(self, keys: set[str]) -> None:
         """Drop the rows of these episodes (their trajectory lines become orphans, which
