@@ -75,6 +75,10 @@ _CHUNK = 32
 """Rows inserted by one statement at commit (32 x 21 values: under SQLite's oldest limit of
 999): one step of SQLite, and one release of the GIL, per 32 episodes instead of each."""
 _INSERT_CHUNK = f"INSERT OR REPLACE INTO episodes VALUES {','.join([_ROW] * _CHUNK)}"
+_LINES_BUFFER = 1 << 20
+"""Bytes of trajectory lines held before they are written: a batch's lines reach the file
+in a write or two at its commit, not one every other episode (each write releases the GIL,
+which a thousand agents' threads then contend for)."""
 _NULLABLE = frozenset({11, 15})
 """Columns of :func:`encode_record`'s row that may be NULL: cost_usd, failure_mode."""
 
@@ -215,7 +219,7 @@ class RunStore:
             raise unreadable(db, exc) from None
         self._path = run_dir / TRAJECTORIES
         try:
-            self._jsonl = self._path.open("ab")
+            self._jsonl = self._path.open("ab", buffering=_LINES_BUFFER)
         except OSError as exc:
             self._db.close()
             raise unwritable(self._path, exc) from None
@@ -376,7 +380,7 @@ class RunStore:
         if not self._in_order():
             self._jsonl.close()
             self._rewrite()
-            self._jsonl = self._path.open("ab")
+            self._jsonl = self._path.open("ab", buffering=_LINES_BUFFER)
             self._size = self._jsonl.tell()
         # A finalize killed mid-rewrite leaves its temporary copy; the file it was for is whole.
         (self.run_dir / (TRAJECTORIES + ".tmp")).unlink(missing_ok=True)
