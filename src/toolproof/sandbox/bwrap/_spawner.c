@@ -17,8 +17,9 @@
  * and SIGXFSZ, oom_score_adj back to 0, its descriptors put in place and all others
  * closed (the socket too), the rlimits set, no supplementary groups, then the
  * unprivileged gid and uid (never 0: checked again after the drop), then exec of
- * argv[0] searched on the request's PATH. This process is small, so its fork is
- * cheap, and no second program (the exec helper) is exec'd before the command.
+ * argv[0] searched on the request's PATH. The child is a vfork (no copy of this
+ * process, which waits until the exec), and no second program (the exec helper) is
+ * exec'd before the command.
  *
  * Built once per machine by _exec_helper.py (cc -O2, static where possible); where
  * there is no compiler, the harness runs _spawner_main.py instead.
@@ -46,8 +47,6 @@
 #define MAX_FDS 16
 #define MAX_DEPTH 32
 #define MAX_TARGET 65535
-
-extern char **environ;
 
 /* ---- JSON: a small tree parser for the requests (the harness's json.dumps) ---- */
 
@@ -539,7 +538,7 @@ static const char *check(const node *tree, request *req) {
 
 /* ---- the child ---- */
 
-static void child_fail(int errfd, const char *what) {
+__attribute__((noreturn)) static void child_fail(int errfd, const char *what) {
     char text[600];
     int n = snprintf(text, sizeof text, "%s: %s", what, strerror(errno));
     if (n > 0)
@@ -547,13 +546,14 @@ static void child_fail(int errfd, const char *what) {
     _exit(127);
 }
 
-static int compare(const void *a, const void *b) {
-    return *(const int *)a - *(const int *)b;
-}
-
 static void close_others(int *keep, int count, int errfd) {
     unsigned int from = 0;
-    qsort(keep, (size_t)count, sizeof keep[0], compare);
+    for (int i = 1; i < count; i++) /* an insertion sort: no allocation after vfork */
+        for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            int swap = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = swap;
+        }
     for (int i = 0; i <= count; i++) {
         unsigned int to = i < count ? (unsigned int)keep[i] : ~0U;
         if (to > from && syscall(SYS_close_range, from, to - 1, 0) != 0) {
@@ -568,7 +568,48 @@ static void close_others(int *keep, int count, int errfd) {
     }
 }
 
-static void child(const request *req, const int *received, int errw) {
+/* execvpe as Python's os.execvpe does it: the PATH searched is the request's own (glibc's
+ * would search this process's), with nothing allocated (this runs after vfork). */
+__attribute__((noreturn)) static void exec_search(const request *req, int errfd) {
+    const char *name = req->argv[0];
+    if (strchr(name, '/') != NULL) {
+        execve(name, req->argv, req->env);
+        child_fail(errfd, "exec");
+    }
+    const char *path = "/bin:/usr/bin";
+    for (char **e = req->env; *e != NULL; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    int denied = 0, last = ENOENT;
+    size_t length = strlen(name);
+    for (const char *dir = path;; dir++) {
+        const char *end = strchrnul(dir, ':');
+        char full[4096];
+        size_t size = (size_t)(end - dir);
+        if (size == 0) {
+            full[0] = '.';
+            size = 1;
+        } else if (size < sizeof full) {
+            memcpy(full, dir, size);
+        }
+        if (size + length + 2 <= sizeof full) {
+            full[size] = '/';
+            memcpy(full + size + 1, name, length + 1);
+            execve(full, req->argv, req->env);
+            last = errno;
+            denied |= errno == EACCES;
+        }
+        dir = end;
+        if (*dir == '\0')
+            break;
+    }
+    errno = denied ? EACCES : last;
+    child_fail(errfd, "exec");
+}
+
+/* In the vforked child: only its own stack is written, nothing is allocated, and it
+ * never returns (exec or _exit). */
+__attribute__((noreturn)) static void child(const request *req, const int *received, int errw) {
     sigset_t none;
     sigemptyset(&none);
     if (setsid() < 0)
@@ -612,19 +653,19 @@ static void child(const request *req, const int *received, int errw) {
     }
     if (chdir(req->cwd) != 0)
         child_fail(errfd, "chdir");
-    if (setgroups(0, NULL) != 0)
+    /* The system calls themselves: this task alone (glibc's wrappers would also signal
+     * every thread of the process, whose memory a vfork child shares). */
+    if (syscall(SYS_setgroups, 0, NULL) != 0)
         child_fail(errfd, "setgroups");
-    if (setresgid(req->gid, req->gid, req->gid) != 0)
+    if (syscall(SYS_setresgid, req->gid, req->gid, req->gid) != 0)
         child_fail(errfd, "setresgid");
-    if (setresuid(req->uid, req->uid, req->uid) != 0)
+    if (syscall(SYS_setresuid, req->uid, req->uid, req->uid) != 0)
         child_fail(errfd, "setresuid");
     if (getuid() == 0 || geteuid() == 0) {
         errno = EPERM;
         child_fail(errfd, "still root");
     }
-    environ = req->env;
-    execvp(req->argv[0], req->argv);
-    child_fail(errfd, "exec");
+    exec_search(req, errfd);
 }
 
 /* Start the command: its pid once it exec'd (0 after an error reply was sent). */
@@ -638,7 +679,7 @@ static pid_t start(const request *req, const int *received, int nreceived) {
         send_error("could not start the command: pipe: %s", strerror(errno));
         return 0;
     }
-    pid_t pid = fork();
+    pid_t pid = vfork(); /* no copy of this process: it waits until the exec */
     if (pid == 0)
         child(req, received, pipe_fds[1]);
     int saved = errno;
