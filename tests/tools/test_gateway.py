@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolproof.spec import Fault, WorldSpec
 from toolproof.tools import (
@@ -21,6 +24,8 @@ from toolproof.tools import (
 from toolproof.tools.pool import ToolPool
 from toolproof.trajectory import ToolCall, ToolKind, ToolResult
 from toolproof.worlds import World
+
+_EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "60"))
 
 
 def get_stock(ctx: ToolContext, product_id: str) -> dict[str, Any]:
@@ -332,3 +337,35 @@ async def test_a_crash_is_kept_by_the_gateway(world: World) -> None:
     with pytest.raises(ToolCrash):
         await gateway.call(_call("crash"))
     assert gateway.crash == "tool 'crash' crashed: KeyError: 'a bug in the tool'"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=_EXAMPLES, derandomize=True, deadline=None)
+@given(
+    arguments=st.dictionaries(
+        st.sampled_from(["product_id", "units", "x", "b", "a"]), _JSON, max_size=4
+    )
+)
+def test_a_kept_verdict_is_the_validators_own(arguments: dict[str, Any]) -> None:
+    """The gateway keeps the argument check's verdict per tool and argument JSON: asked
+    again (same object, an equal copy, the same keys in another order) it says exactly
+    what the validator says for those arguments."""
+    from toolproof.tools.gateway import _argument_errors
+
+    tool = _tool(restock, ToolKind.WRITE)
+
+    def direct(args: dict[str, Any]) -> str:
+        errors = sorted(tool.validator().iter_errors(args), key=lambda e: list(e.path))
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
+        )
+
+    reordered = dict(reversed(list(arguments.items())))
+    for args in (arguments, dict(arguments), reordered, arguments):
+        assert _argument_errors(tool, args) == direct(args)

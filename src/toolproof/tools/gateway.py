@@ -25,6 +25,7 @@ import asyncio
 import inspect
 import json
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,6 +49,47 @@ _FAULT_TEXT = {
 
 WITNESSED_FAULTS: tuple[type[BaseException], ...] = (SpawnerLost,)
 """Exceptions out of a tool that only toolproof's own machinery can cause: infra errors."""
+
+
+_KEY_CHARS = 512
+"""Arguments up to this long as JSON have their verdict kept (a bound on the memory)."""
+_KEPT = 4096
+"""Verdicts kept per tool; the oldest half is dropped when full."""
+_VERDICTS: weakref.WeakKeyDictionary[ToolImpl, dict[str, str]] = weakref.WeakKeyDictionary()
+"""Per tool object, the argument-check verdict of each short argument JSON already seen:
+the same arguments (most calls of a run repeat a few) are validated once. Validation is a
+pure function of the schema and the arguments, so the verdict is the same."""
+
+
+def _argument_errors(tool: ToolImpl, arguments: dict[str, Any]) -> str:
+    """Why ``arguments`` break ``tool``'s schema, every problem by path ("" when none).
+
+    Raises:
+        RecursionError: the arguments nest deeper than the validator goes.
+    """
+    key: str | None
+    try:
+        key = json.dumps(arguments, allow_nan=False)  # key order kept: messages follow it
+    except (TypeError, ValueError, RecursionError):  # not plain JSON: checked, not kept
+        key = None
+    kept: dict[str, str] | None = None
+    if key is not None and len(key) <= _KEY_CHARS:
+        try:
+            kept = _VERDICTS.setdefault(tool, {})
+        except TypeError:  # a tool that takes no weak reference: not kept
+            kept = None
+        if kept is not None and key in kept:
+            return kept[key]
+    errors = sorted(tool.validator().iter_errors(arguments), key=lambda e: list(e.path))
+    details = "; ".join(
+        f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
+    )
+    if kept is not None and key is not None:
+        if len(kept) >= _KEPT:
+            for old in list(kept)[: _KEPT // 2]:
+                del kept[old]
+        kept[key] = details
+    return details
 
 
 class ToolCrash(Exception):
@@ -178,17 +220,12 @@ class ToolGateway:
                 started,
             )
         try:
-            errors = sorted(
-                tool.validator().iter_errors(call.arguments), key=lambda e: list(e.path)
-            )
+            details = _argument_errors(tool, call.arguments)
         except RecursionError:  # nested deeper than the validator goes: not a valid call
             return self._error(
                 call, "invalid_arguments", "error: arguments are nested too deeply", started
             )
-        if errors:
-            details = "; ".join(
-                f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
-            )
+        if details:
             return self._error(
                 call, "invalid_arguments", f"error: invalid arguments: {details}", started
             )
