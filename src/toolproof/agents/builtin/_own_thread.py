@@ -51,6 +51,7 @@ from ..base import (
     drives,
 )
 from ..limits import AgentFault, checked_model_call, checked_turn, checked_usage, plain_arguments
+from ._closer import closer, has_closer
 from ._inbox import inbox_of
 from ._spare_threads import run_on_spare
 
@@ -294,9 +295,9 @@ class _OwnThread:
         to end on its own rather than hold up the episode.
         """
         try:
-            if not self._loop.busy and _has_closer(self._agent):
+            if not self._loop.busy and has_closer(self._agent):
                 async with asyncio.timeout(5):
-                    await self._loop.call("close()", lambda: _closer(self._agent))
+                    await self._loop.call("close()", lambda: closer(self._agent))
         except (AgentCodeError, TimeoutError):
             pass
         finally:
@@ -339,29 +340,6 @@ def _answer(value: object) -> str:
     if not isinstance(value, str):
         raise AgentFault(f"run() returned {type(value).__name__}, not the final answer as a str")
     return str.__str__(value)
-
-
-def _has_closer(agent: object) -> bool:
-    """Whether the agent may have ``aclose`` or ``close``, found without running its code
-    (``inspect.getattr_static``); a class with its own ``__getattr__`` or
-    ``__getattribute__`` may have anything, so it is asked on its thread."""
-    kind = type(agent)
-    if any(
-        inspect.getattr_static(kind, name, None) not in (None, getattr(object, name, None))
-        for name in ("__getattr__", "__getattribute__")
-    ):
-        return True
-    return any(
-        inspect.getattr_static(agent, name, None) is not None for name in ("aclose", "close")
-    )
-
-
-def _closer(agent: object) -> Any:
-    for name in ("aclose", "close"):
-        closer = getattr(agent, name, None)
-        if callable(closer):
-            return closer()
-    return None
 
 
 def on_own_thread(agent: Agent | DrivenAgent, label: str) -> Agent | DrivenAgent:
