@@ -59,16 +59,20 @@ class SubmitAnswerTool:
 
     check: AnswerCheck
     _validator: Draft202012Validator | None = field(default=None, repr=False)
+    _schema: ToolSchema | None = field(default=None, repr=False)
 
     @property
     def schema(self) -> ToolSchema:
-        """The tool as the agent sees it: one ``answer`` parameter of the declared type."""
-        return ToolSchema(
-            name=ANSWER_TOOL,
-            description=DESCRIPTION,
-            parameters=submit_schema(self.check),
-            kind=ToolKind.READ,
-        )
+        """The tool as the agent sees it: one ``answer`` parameter of the declared type
+        (made once; agents get copies of it, ``engine/_copies.py``)."""
+        if self._schema is None:
+            self._schema = ToolSchema(
+                name=ANSWER_TOOL,
+                description=DESCRIPTION,
+                parameters=submit_schema(self.check),
+                kind=ToolKind.READ,
+            )
+        return self._schema
 
     @property
     def blocking(self) -> bool:
