@@ -66,11 +66,27 @@ def main(argv: list[str] | None = None) -> Any:
     incomplete or measured too little; 130 interrupted at once.
     """
     if argv is None:  # this process's own command line: the process ends with it
+        _pace_collections()
         try:
             return _main(sys.argv[1:], None)
         finally:
             _skip_collection_at_exit()
     return _main(argv, argv)
+
+
+def _pace_collections() -> None:
+    """Collect the oldest generation a tenth as often in the command line's own process.
+
+    A command's start imports its modules and builds pydantic models: objects that live as
+    long as the process, which every full collection walks again, one each time the heap
+    grew by a quarter: a few percent of a short run's CPU, for nothing collected. The
+    young generations are collected as before; the engine paces a run's episodes the same
+    way (``engine._collections.RUN_THRESHOLDS``, restored to these after the run).
+    """
+    import gc
+
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 100)
 
 
 def _skip_collection_at_exit() -> None:
