@@ -225,3 +225,28 @@ async def test_tasks_the_agent_left_see_their_cancellation_when_its_episode_ends
             break
         await asyncio.sleep(0.01)
     assert sorted(seen) == ["create_task", "ensure_future", "loop.create_task"]
+
+
+async def test_an_async_generator_the_agent_left_is_finalized_when_its_episode_ends() -> None:
+    finalized: list[str] = []
+
+    async def numbers() -> Any:
+        try:
+            while True:
+                yield 1
+        finally:
+            finalized.append(threading.current_thread().name)
+
+    class Leaves:
+        async def act(self, observation: Observation) -> AgentTurn:
+            self.gen = numbers()
+            await self.gen.__anext__()  # suspended inside its try: only aclose ends it
+            return AgentTurn(content="7")
+
+    agent = Leaves()
+    assert (await _run(agent)).termination is Termination.COMPLETED
+    for _ in range(200):
+        if finalized:
+            break
+        await asyncio.sleep(0.01)
+    assert finalized == ["toolproof-agent test"]

@@ -99,7 +99,8 @@ class _AgentLoop:
                 task.cancel()
             if pending:  # let them see the cancellation (an agent ignoring it is left behind)
                 loop.run_until_complete(asyncio.wait(pending, timeout=1))
-            loop.run_until_complete(loop.shutdown_asyncgens())
+            if _may_hold_asyncgens(loop):  # a turn of the loop saved when there are none
+                loop.run_until_complete(loop.shutdown_asyncgens())
         with contextlib.suppress(BaseException):
             loop.close()
         with contextlib.suppress(BaseException):
@@ -214,6 +215,13 @@ class _AgentLoop:
             return
         with contextlib.suppress(RuntimeError):  # the loop is already closed
             self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def _may_hold_asyncgens(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the loop may have async generators to finalize: asyncio's own loops keep
+    them in a weak set, ``_asyncgens``; any other loop is asked to shut them down."""
+    kept = getattr(loop, "_asyncgens", None)
+    return not isinstance(kept, weakref.WeakSet) or len(kept) > 0
 
 
 async def _on(loop: asyncio.AbstractEventLoop, coro: Awaitable[T]) -> T:
