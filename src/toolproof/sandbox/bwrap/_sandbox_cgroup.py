@@ -8,7 +8,9 @@ the helper left alone when the rest is killed.
 
 from __future__ import annotations
 
-from toolproof.sandbox._cgroup import CgroupSupport, CommandCgroup
+import os
+
+from toolproof.sandbox._cgroup import CgroupSupport, CommandCgroup, _read
 
 __all__ = ["SandboxCgroup"]
 
@@ -32,6 +34,8 @@ class SandboxCgroup(CommandCgroup):
         self.limits = (pids, memory_mb)
         self._base_pids = self._base_oom = 0
         self._emptied = False
+        #: The OOM-kill count read once the cgroup was emptied: the next command's base.
+        self._next_oom: int | None = None
 
     def kill_all(self, timeout_s: float = 5.0) -> bool:
         """Kill every member but the helper (see ``CommandCgroup.kill_all``).
@@ -47,8 +51,14 @@ class SandboxCgroup(CommandCgroup):
         return empty
 
     def pids(self) -> set[int]:
-        """Process ids in the cgroup, without the helper."""
-        return super().pids() - {self.keep}
+        """Process ids in the cgroup, without the helper.
+
+        One ``cgroup.procs`` is read: every process is born in all of the directories
+        (the helper's), and only root could move one out of one of them.
+        """
+        for _, path in self._dirs.values():
+            return {int(p) for p in _read(f"{path}/cgroup.procs").split()} - {self.keep}
+        return set()
 
     def _oom_count(self) -> int:
         if not self.has("memory"):
@@ -71,14 +81,21 @@ class SandboxCgroup(CommandCgroup):
                 return False  # a controller would be missing or extra
         if pids is not None:
             # The helper counts too.
-            (self._dirs["pids"][1] / "pids.max").write_text(str(pids + 1))
+            fd = os.open(f"{self._dirs['pids'][1]}/pids.max", os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, str(pids + 1).encode())
+            finally:
+                os.close(fd)
         if memory_mb is not None and memory_mb != self.limits[1]:
             self._set_memory(memory_mb, self.limits[1] or 0)
         self.limits = (pids, memory_mb)
+        known_oom, self._next_oom = self._next_oom, None
         self._frozen_events = None
         self.frozen = self._emptied = False
         self._base_pids = self._counter("pids", "pids.events", "max")
-        self._base_oom = self._oom_count()
+        # Emptied since that read, the cgroup held only the helper, whom no OOM kill
+        # picks (oom_score_adj -1000): the count cannot have moved.
+        self._base_oom = self._oom_count() if known_oom is None else known_oom
         return True
 
     def _set_memory(self, new_mb: int, old_mb: int) -> None:
@@ -101,7 +118,10 @@ class SandboxCgroup(CommandCgroup):
 
     def oom_killed(self) -> bool:
         """True once the kernel OOM-killed a process of the current command."""
-        return self._oom_count() > self._base_oom
+        count = self._oom_count()
+        if self._emptied:  # nothing is left to kill: also the next command's base
+            self._next_oom = count
+        return count > self._base_oom
 
     def shmem_bytes(self) -> int:
         """Bytes of tmpfs pages charged to this cgroup (0 without a memory cgroup)."""

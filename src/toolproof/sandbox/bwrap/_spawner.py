@@ -221,8 +221,10 @@ class Spawner:
             (size,) = _HEADER.unpack_from(self._buffer)
             if len(self._buffer) >= _HEADER.size + size:
                 return True
-        poller = select.poll()
-        poller.register(self.sock.fileno(), select.POLLIN)
+        poller = getattr(self, "_poller", None)
+        if poller is None:  # one per spawner: it is asked before and after every command
+            self._poller = poller = select.poll()
+            poller.register(self.sock.fileno(), select.POLLIN)
         return bool(poller.poll(None if timeout is None else timeout * 1000))
 
     def send(self, message: Mapping[str, object], fds: list[int]) -> None:
