@@ -129,3 +129,14 @@ def test_a_read_never_used_still_counts_whatever_its_content() -> None:
     steps = [step(0, [call("peek", {"q": "z"}, result=hostile)]), step(1, [call("get", result=[])])]
     stats = _stats(steps, answer="nothing found", ref=("get",), ref_calls=1)
     assert (stats.unused, stats.redundant, stats.repeated) == (1, 1, 0)
+
+
+def test_leaf_tokens_are_cached_only_for_short_leaves() -> None:
+    from toolproof.metrics._calls import _leaf_tokens, _value_tokens, tokens
+
+    long_text = "report " * 100 + "q1.md"
+    value = {"path": "reports/q1.md", "body": long_text, "n": [15.0, "A"]}
+    _leaf_tokens.cache_clear()  # a pure cache: emptying it changes no answer
+    assert _value_tokens(value) == tokens("reports/q1.md") | tokens(long_text) | {"15", "a"}
+    assert _value_tokens(value) == _value_tokens(value)
+    assert _leaf_tokens.cache_info().currsize == 3  # the short leaves; never the long text

@@ -120,10 +120,20 @@ def _text_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens(text))
 
 
+_SHORT_LEAF = 200
+"""Leaves up to this long have their tokens cached: argument and result values (ids,
+names, numbers) repeat across a run's episodes; a long one (a file's text) is not kept."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _leaf_tokens(leaf: str) -> frozenset[str]:
+    return frozenset(tokens(leaf))
+
+
 def _value_tokens(value: Any, *, counts: bool = False) -> set[str]:
     out: set[str] = set()
     for leaf in _leaves(value, counts=counts):
-        out |= tokens(leaf)
+        out |= _leaf_tokens(leaf) if len(leaf) <= _SHORT_LEAF else tokens(leaf)
     return out
 
 
