@@ -201,6 +201,7 @@ class _Pump:
         self.out = {"stdout": bytearray(), "stderr": bytearray()}
         self.overflow = False
         self._pending = memoryview(stdin or b"")
+        self._exit_watched = 0  # 1 while the exit descriptor is registered too
         # poll, not epoll: one system call per wait, none to set up or tear down.
         self._sel = selectors.PollSelector()
         assert proc.stdout is not None and proc.stderr is not None
@@ -217,11 +218,12 @@ class _Pump:
     def watch_exit(self, pidfd: int) -> None:
         """Also wake ``step`` when the process behind ``pidfd`` exits (no polling lag)."""
         self._sel.register(pidfd, selectors.EVENT_READ, "exit")
+        self._exit_watched = 1
 
     @property
     def open(self) -> bool:
-        """True while a pipe is still being read or written."""
-        return any(key.data != "exit" for key in self._sel.get_map().values())
+        """True while a pipe is still being read or written (asked every loop: a count)."""
+        return len(self._sel.get_map()) > self._exit_watched
 
     def step(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds and move whatever bytes are ready."""
@@ -229,6 +231,7 @@ class _Pump:
             fd = int(key.fd)
             if key.data == "exit":  # seen once; the caller checks ``_exited``
                 self._sel.unregister(fd)
+                self._exit_watched = 0
                 continue
             if key.data == "stdin":
                 self._feed(fd)
