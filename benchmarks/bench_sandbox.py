@@ -303,7 +303,7 @@ def _measure(rounds: int, files: int, breakdown: bool, pause: float, block: int,
         all_total = sum(tree["bwrap backend"]) / sum(tree["bare bwrap"])
         print(f"  with every process's CPU (cpuacct; the namespaces' teardown included): "
               f"{all_ratio:.2f}x (medians; {all_total:.2f}x of the totals)")  # fmt: skip
-    print(f"commands through the spawner's exec helper: {helped}")
+    print(f"commands started with no Python in the child (C spawner, exec helper): {helped}")
     print(f"at the end: {_machine()}")
 
 

@@ -10,8 +10,10 @@ if command -v apt-get >/dev/null 2>&1; then
   # bubblewrap: the default sandbox; podman + runc + catatonit: the container backend;
   # docker.io: a Docker daemon for the docker backend (started below);
   # chromium: browser tests of the viewer and the HTML report; git: repositories in
-  # workspaces; nodejs + npm only where missing: the lint suite's pinned ESLint.
-  packages="bubblewrap podman runc catatonit docker.io chromium git"
+  # workspaces; build-essential: the C compiler and static C library that build the
+  # sandbox's C spawner (sandbox/bwrap/_spawner.c; without it the Python one runs);
+  # nodejs + npm only where missing: the lint suite's pinned ESLint.
+  packages="bubblewrap podman runc catatonit docker.io chromium git build-essential"
   command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
   # Another apt process (unattended-upgrades, a parallel job) may hold the lock: wait for it
   # (up to APT_LOCK_TIMEOUT seconds, default 300) instead of failing at once.

@@ -30,11 +30,13 @@ needs_root_and_cc = pytest.mark.skipif(
 
 @pytest.fixture
 def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """An empty temporary directory for the build, and no helper remembered yet."""
+    """An empty temporary directory for the build, and nothing built remembered yet."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     _exec_helper.exec_helper.cache_clear()
+    _exec_helper.native_spawner.cache_clear()
     yield tmp_path / f"toolproof-exec-helper-{os.geteuid()}"
     _exec_helper.exec_helper.cache_clear()
+    _exec_helper.native_spawner.cache_clear()
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +100,26 @@ def test_a_build_directory_someone_else_could_write_is_never_used(
     before = _exec_helper.builds
     assert _exec_helper.exec_helper() is None
     assert _exec_helper.builds == before  # nothing compiled, nothing run from there
+
+
+@needs_root_and_cc
+@pytest.mark.parametrize("hostile", ["open", "planted"])
+def test_the_c_spawner_is_built_and_trusted_the_same_way(fresh: Path, hostile: str) -> None:
+    """The root harness runs the C spawner: the same private directory and checks."""
+    if hostile == "open":
+        fresh.mkdir(mode=0o700)
+        fresh.chmod(0o777)
+        before = _exec_helper.builds
+        assert _exec_helper.native_spawner() is None and _exec_helper.builds == before
+        return
+    path = _exec_helper.native_spawner()
+    assert path is not None and Path(path).parent == fresh
+    assert Path(path).name.startswith("spawner-") and not os.lstat(path).st_mode & 0o022
+    Path(path).chmod(0o777)  # writable by anyone: not trusted any more
+    _exec_helper.native_spawner.cache_clear()
+    before = _exec_helper.builds
+    assert _exec_helper.native_spawner() == path and _exec_helper.builds == before + 1
+    assert not os.lstat(path).st_mode & 0o022
 
 
 @needs_root_and_cc
