@@ -145,6 +145,26 @@ def test_a_frame_that_is_not_a_request_is_refused(spawner: Spawner, body: bytes)
     assert printed == f"{SANDBOX_UID}\n".encode()
 
 
+def test_a_repeated_name_in_a_frame_is_taken_once_the_last_one_winning(
+    spawner: Spawner,
+) -> None:
+    """JSON that repeats an environment name or a field (json.dumps never does)."""
+    body = (
+        b'{"argv": ["/bin/sh", "-c", "env | grep -c ^A=; echo $A"], "env": {"A": "1", "A": "2"},'
+        b' "cwd": "/nonexistent", "cwd": "/", "uid": %d, "gid": %d, "rlimits": [], "fds": [1]}'
+        % (SANDBOX_UID, SANDBOX_GID)
+    )
+    read, write = os.pipe()
+    try:
+        socket.send_fds(spawner.sock, [struct.pack(">I", len(body)) + body], [write])
+    finally:
+        os.close(write)
+    reply = spawner.receive(30)
+    with os.fdopen(read, "rb") as out:
+        assert out.read() == b"1\n2\n", reply
+    assert spawner.receive(30).get("exit") == reply["started"]
+
+
 def test_a_frame_above_16_mib_ends_it(spawner: Spawner) -> None:
     spawner.sock.sendall(b"\x01\x00\x00\x01")
     with pytest.raises(SpawnerBroken):

@@ -134,8 +134,10 @@ static size_t put_utf8(char *out, unsigned code) {
  * Python's surrogateescape makes of an undecodable byte); any other lone surrogate is
  * refused, as Python's encoding of it would be. */
 static char *parse_text(parser *p, size_t *length) {
-    size_t size = (size_t)(p->end - p->at) + 1;
-    char *out = malloc(size);
+    const unsigned char *close = p->at; /* decoded, a string is never longer than written */
+    while (close < p->end && *close != '"')
+        close += *close == '\\' && close + 1 < p->end ? 2 : 1;
+    char *out = malloc((size_t)(close - p->at) + 1);
     size_t n = 0;
     if (out == NULL) {
         p->error = "out of memory";
@@ -526,12 +528,18 @@ static const char *check(const node *tree, request *req) {
         return "out of memory";
     for (size_t i = 0; i < argv->count; i++)
         req->argv[i] = argv->items[i]->text;
+    size_t n = 0;
     for (size_t i = 0; i < env->count; i++) {
+        int later = 0; /* a repeated name: the last one wins, as in Python */
+        for (size_t j = i + 1; j < env->count && !later; j++)
+            later = strcmp(env->keys[i], env->keys[j]) == 0;
+        if (later)
+            continue;
         size_t size = strlen(env->keys[i]) + env->items[i]->length + 2;
-        req->env[i] = malloc(size);
-        if (req->env[i] == NULL)
+        req->env[n] = malloc(size);
+        if (req->env[n] == NULL)
             return "out of memory";
-        snprintf(req->env[i], size, "%s=%s", env->keys[i], env->items[i]->text);
+        snprintf(req->env[n++], size, "%s=%s", env->keys[i], env->items[i]->text);
     }
     return NULL;
 }
