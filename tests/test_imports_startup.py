@@ -7,6 +7,9 @@ start, pinned here; the timings belong to ``benchmarks/bench_startup.py``.
 * A built-in check kind's module (and a built-in check function's) is imported when a check
   of it first runs: the tables that say where each lives match what the modules register,
   and a plug-in cannot take a built-in name before its module is loaded.
+* A run of some tasks reads each file's declared id from its one ``id:`` line, resolves
+  each task file's folder once and walks the suite for its digest with ``os.scandir``:
+  each the same as before, for every input.
 * pydantic is spared its look for plug-ins when toolproof's look found none of its group.
 * The command line's own process collects the oldest generation a tenth as often and
   freezes the collector on its way out (no collection of every object at exit); a caller
@@ -15,6 +18,7 @@ start, pinned here; the timings belong to ``benchmarks/bench_startup.py``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -22,14 +26,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolproof.scoring import base as scoring_base
 from toolproof.scoring import evaluators, kind_names
 from toolproof.scoring.checks import BUILTIN
 from toolproof.scoring.checks import custom as custom_checks
+from toolproof.spec import SpecError, load_suite, suite_digest
+from toolproof.spec.loader import _QUICK_ID, quick_task_id
 from toolproof.tools import ToolContext, load_builtin, registry, schema_from_function, tool
 from toolproof.tools.base import BUILTIN_MODULES
 from toolproof.trajectory import ToolKind
+from toolproof_helpers import make_task, write_suite, write_yaml
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -229,3 +238,115 @@ def test_only_the_process_own_command_line_paces_and_freezes_the_collector(
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-2:] == expected  # atexit: last registered runs first
     assert "core" in done.stdout  # the command itself did its work
+
+
+# A run of some tasks reads each task file's declared id without parsing it, and resolves
+# each file's path with its folder resolved once: both as before, for every input.
+
+_EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "300"))
+
+
+def _quick_id_by_search(text: str) -> str | None:
+    """The declared id as the whole-text search found it (the reference)."""
+    found = _QUICK_ID.findall(text)
+    if len(found) != 1 or text.count("\nid:") + text.startswith("id:") != 1:
+        return None
+    return str(next(part for part in found[0] if part))
+
+
+_PIECES = st.sampled_from(
+    [
+        "id:",
+        "id: ",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "a",
+        "b-1",
+        "x.y",
+        "'q'",
+        '"r"',
+        "'",
+        '"',
+        "#c",
+        " # note",
+        "&a ",
+        "!t ",
+        "  id: inner",
+        "name: n",
+        "Ü",
+        "_",
+    ]
+)
+
+
+@settings(max_examples=_EXAMPLES, derandomize=True, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_the_declared_id_is_read_as_the_whole_text_search_read_it(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    file = tmp_path_factory.mktemp("quick") / "task.yaml"
+    file.write_bytes(text.encode("utf-8"))
+    assert quick_task_id(file) == _quick_id_by_search(text)
+
+
+def test_a_task_folder_linked_from_outside_is_refused_with_some_tasks_selected(
+    tmp_path: Path,
+) -> None:
+    root = write_suite(tmp_path / "suite", [make_task(id="good")])
+    outside = write_yaml(tmp_path / "elsewhere" / "other.yaml", make_task(id="other"))
+    (root / "tasks" / "linked").symlink_to(outside.parent)  # a linked folder is not walked
+    suite = load_suite(root, tasks=["good"])
+    assert [t.id for t in suite.tasks] == ["good"]
+    second = tmp_path / "second"
+    write_yaml(second / "suite.yaml", {"name": "s", "version": "1", "canary": "c", "tasks": "more"})
+    (second / "more").symlink_to(outside.parent)  # the task folder itself leads outside
+    with pytest.raises(SpecError, match="outside the suite"):
+        load_suite(second, tasks=["other"])
+
+
+def _digest_by_rglob(root: Path) -> str:
+    """The suite digest as ``rglob`` and ``pathlib`` computed it (the reference)."""
+    sha = hashlib.sha256()
+    entries = (p for p in root.rglob("*") if "__pycache__" not in p.parts)
+    for file in sorted(p for p in entries if p.is_symlink() or p.is_file()):
+        sha.update(file.relative_to(root).as_posix().encode())
+        sha.update(b"\0")
+        if file.is_symlink():
+            sha.update(b"symlink:" + os.readlink(file).encode("utf-8", "surrogateescape"))
+        else:
+            sha.update(file.read_bytes())
+        sha.update(b"\0")
+    return sha.hexdigest()
+
+
+def test_the_suite_digest_walks_what_rglob_found_in_the_same_order(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", [make_task(id="good")])
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "secret.txt").write_text("not in the suite")
+    for rel, text in {
+        "a-b": "dash",
+        "a/b": "slash",
+        "a/c/d.yaml": "nested",
+        ".hidden": "dot",
+        "tasks/.draft.yaml": "dot in tasks",
+        "__pycache__/x.pyc": "cache",
+        "tasks/__pycache__/y.pyc": "cache",
+        "fixtures/Zed": "upper",
+        "fixtures/zed": "lower",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "linked-folder").symlink_to(outside)  # counted by its target, never walked
+    (root / "fixtures" / "linked-file").symlink_to(outside / "deep" / "secret.txt")
+    (root / "fixtures" / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(root / "fixtures" / "pipe")  # neither a file nor a link: not counted
+    assert suite_digest(root) == _digest_by_rglob(root)
+    before = suite_digest(root)
+    (outside / "deep" / "secret.txt").write_text("changed outside")
+    assert suite_digest(root) == before  # a link counts by where it points
+    (root / "a" / "c" / "d.yaml").write_text("edited")
+    assert suite_digest(root) != before

@@ -56,6 +56,7 @@ from toolproof.spec import (
 from toolproof.spec._suggest import did_you_mean
 from toolproof.spec.index import (
     checked_fingerprint,
+    has_checked,
     load_recorded_tasks,
     record_checked,
     recorded_tasks,
@@ -114,8 +115,10 @@ def load_checked_suite(
     """
     provided = is_provided(name_or_path)
     fingerprint: tuple[Path, str, bool] | None = None
-    if index_file is not None and not provided:
-        root = resolve_suite_path(name_or_path)
+    root = None if index_file is None or provided else resolve_suite_path(name_or_path)
+    # The fingerprint finds a record (some tasks) or makes one (every task): with some
+    # tasks and no record of the suite at all, it has nothing to do.
+    if root is not None and (not tasks or has_checked(index_file, root)):
         fingerprint = (root, *checked_fingerprint(root, registries_digest()))
         recorded = recorded_tasks(index_file, root, fingerprint[1]) if tasks else None
         chosen = [t for t in recorded or [] if any(fnmatch.fnmatch(t[0], p) for p in tasks)]

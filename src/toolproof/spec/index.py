@@ -197,6 +197,10 @@ class SuiteIndex:
             found.append((task_id, rel))
         return found
 
+    def has_checked(self, root: Path) -> bool:
+        """Whether ``root`` has a fully checked record at all, under any fingerprint."""
+        return str(root.resolve()) in self._checked
+
     def put_checked(self, root: Path, fingerprint: str, tasks: list[tuple[str, str]]) -> None:
         """Record that every task of ``root`` passed every check under ``fingerprint``."""
         self._checked[str(root.resolve())] = {
@@ -280,6 +284,12 @@ def recorded_tasks(
 ) -> list[tuple[str, str]] | None:
     """The tasks of ``root`` if the index records it as fully checked under ``fingerprint``."""
     return SuiteIndex(index_file).checked(root, fingerprint) if index_file else None
+
+
+def has_checked(index_file: Path | None, root: Path) -> bool:
+    """Whether the index holds a fully checked record of ``root`` (of any fingerprint):
+    without one, no fingerprint can find one, so a run of some tasks need not compute it."""
+    return SuiteIndex(index_file).has_checked(root) if index_file else False
 
 
 def record_checked(

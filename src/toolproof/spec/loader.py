@@ -236,19 +236,49 @@ def suite_digest(root: Path) -> str:
     """sha256 over the relative paths and contents of every file in the suite directory.
 
     A symlink counts by where it points, not by what it points to, so that a link in
-    a suite can never make the harness read a file outside it (or a device).
+    a suite can never make the harness read a file outside it (or a device). The files
+    are those ``root.rglob("*")`` finds, in the order of their paths' parts, outside any
+    ``__pycache__`` folder; they are walked with :func:`os.scandir` (a run of one task
+    pays for this walk of the whole suite, so it is kept lean).
     """
     sha = hashlib.sha256()
-    entries = (p for p in root.rglob("*") if "__pycache__" not in p.parts)
-    for file in sorted(p for p in entries if p.is_symlink() or p.is_file()):
-        sha.update(file.relative_to(root).as_posix().encode())
+    if "__pycache__" in root.parts:
+        return sha.hexdigest()
+    files: list[tuple[tuple[str, ...], str, bool]] = []
+    _walk(str(root), (), files)
+    files.sort(key=lambda found: found[0])
+    for parts, path, link in files:
+        sha.update("/".join(parts).encode())
         sha.update(b"\0")
-        if file.is_symlink():
-            sha.update(b"symlink:" + os.readlink(file).encode("utf-8", "surrogateescape"))
+        if link:
+            sha.update(b"symlink:" + os.readlink(path).encode("utf-8", "surrogateescape"))
         else:
-            sha.update(file.read_bytes())
+            with open(path, "rb") as file:
+                sha.update(file.read())
         sha.update(b"\0")
     return sha.hexdigest()
+
+
+def _walk(
+    folder: str, parts: tuple[str, ...], files: list[tuple[tuple[str, ...], str, bool]]
+) -> None:
+    """Every link and regular file under ``folder`` as ``rglob("*")`` finds them (links
+    to folders are not followed; an unreadable folder is skipped), with their parts."""
+    try:
+        with os.scandir(folder) as found:
+            entries = list(found)
+    except PermissionError:
+        return
+    for entry in entries:
+        if entry.name == "__pycache__":
+            continue
+        inner = (*parts, entry.name)
+        if entry.is_symlink():
+            files.append((inner, entry.path, True))
+        elif entry.is_dir():
+            _walk(entry.path, inner, files)
+        elif entry.is_file():
+            files.append((inner, entry.path, False))
 
 
 _QUICK_ID = re.compile(
@@ -271,10 +301,16 @@ def quick_task_id(file: Path) -> str | None:
         return None
     if len(data) > MAX_FILE_BYTES:  # refused when loaded, with its message
         return None
-    found = _QUICK_ID.findall(text)
-    if len(found) != 1 or text.count("\nid:") + text.startswith("id:") != 1:
+    if text.count("\nid:") + text.startswith("id:") != 1:
         return None
-    return str(next(part for part in found[0] if part))
+    # The one line that starts with ``id:`` is the only place the pattern can match (it
+    # spans no line break): match it alone rather than search the whole text.
+    start = 0 if text.startswith("id:") else text.index("\nid:") + 1
+    end = text.find("\n", start)
+    found = _QUICK_ID.match(text[start:] if end < 0 else text[start:end])
+    if found is None:
+        return None
+    return str(next(part for part in found.groups() if part))
 
 
 def _selected(file: Path, tasks: Sequence[str]) -> bool:
@@ -282,6 +318,18 @@ def _selected(file: Path, tasks: Sequence[str]) -> bool:
     declared id is certain and matches none of them."""
     task_id = quick_task_id(file)
     return task_id is None or any(fnmatch.fnmatch(task_id, p) for p in tasks)
+
+
+def _resolved(file: Path, folders: dict[Path, Path]) -> Path:
+    """``file.resolve()``, each folder resolved once (in ``folders``): a file that is not a
+    link resolves to its folder's resolved path and its own name, so only a link (or a
+    folder not seen yet) costs a walk of every part of its path."""
+    if file.is_symlink():
+        return file.resolve()
+    folder = folders.get(file.parent)
+    if folder is None:
+        folder = folders[file.parent] = file.parent.resolve()
+    return folder / file.name
 
 
 def load_suite(
@@ -313,8 +361,9 @@ def load_suite(
     loaded: list[Task] = []
     files: dict[str, Path] = {}
     inside = root.resolve()
+    folders: dict[Path, Path] = {}
     for file in task_files(root / config.tasks):
-        if not file.resolve().is_relative_to(inside):  # before any read: never outside
+        if not _resolved(file, folders).is_relative_to(inside):  # before any read: never outside
             problems.append(
                 Problem(
                     file, None, "", f"a link to {file.resolve()}, outside the suite; copy it in"
