@@ -32,7 +32,10 @@ class _Spare:
     def __init__(self, job: Callable[[], object], name: str) -> None:
         self._job: Callable[[], object] | None = job
         self._name = name
-        self._wake = threading.Event()
+        # A lock used as a one-shot signal: held until give() releases it (half the CPU of
+        # a threading.Event's condition variable, and one give per wait).
+        self._wake = threading.Lock()
+        self._wake.acquire()
 
     def start(self) -> None:
         threading.Thread(target=self._main, name=self._name, daemon=True).start()
@@ -40,7 +43,7 @@ class _Spare:
     def give(self, job: Callable[[], object], name: str) -> None:
         """Hand the (idle) thread its next job."""
         self._job, self._name = job, name
-        self._wake.set()
+        self._wake.release()
 
     def _main(self) -> None:
         while True:
@@ -52,11 +55,10 @@ class _Spare:
             del job  # the finished job's closure is not kept while the thread waits
             if not _park(self):
                 return
-            if not self._wake.wait(IDLE_S):
+            if not self._wake.acquire(timeout=IDLE_S):
                 if _retire(self):
                     return
-                self._wake.wait()  # taken just as it timed out: its job is on the way
-            self._wake.clear()
+                self._wake.acquire()  # taken just as it timed out: its job is on the way
 
 
 _idle: list[_Spare] = []
