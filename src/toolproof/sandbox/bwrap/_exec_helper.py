@@ -1,15 +1,17 @@
-"""The spawner's exec helper (``_exec_helper.c``): built once with the system's C compiler.
+"""The C programs a root harness's spawner uses, each built once with the system's C compiler.
 
-The spawner (``_spawner_main``) starts each command through this small program with
-``posix_spawn`` instead of forking itself and running Python in the child: about a
-millisecond less CPU per command. It is compiled on first use into a private
-directory (``/tmp/toolproof-exec-helper-<uid>``, mode 0700, checked to be this
-user's and no one else's before anything in it is run) under a name carrying the
-source's digest, so a changed source is rebuilt and a built one is reused by every
-later process. Where no compiler exists (or it fails), ``exec_helper`` is None and
-the spawner keeps its Python child: the same steps, the same guarantees.
+``native_spawner`` builds ``_spawner.c``, the spawner itself in C (the same protocol
+and steps as ``_spawner_main``, no Python per command); ``exec_helper`` builds
+``_exec_helper.c``, which the Python spawner starts each command through with
+``posix_spawn`` instead of forking itself and running Python in the child. Each is
+compiled on first use into a private directory (``/tmp/toolproof-exec-helper-<uid>``,
+mode 0700, checked to be this user's and no one else's before anything in it is run)
+under a name carrying the source's digest, so a changed source is rebuilt and a
+built one is reused by every later process. Where no compiler exists (or it fails),
+both are None: the harness runs the Python spawner, which forks and runs the same
+steps in Python, with the same guarantees.
 
-Only a root harness uses it (the spawner exists only there).
+Only a root harness uses them (the spawner exists only there).
 """
 
 from __future__ import annotations

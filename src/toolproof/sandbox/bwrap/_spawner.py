@@ -1,4 +1,5 @@
-"""The harness side of the per-sandbox spawner (see ``_spawner_main``).
+"""The harness side of the per-sandbox spawner (``_spawner.c`` where it can be built,
+else ``_spawner_main``: the same protocol, see there).
 
 Without it, each command of a root harness starts behind a gate and is moved
 into a fresh cgroup (``CgroupGate``): one ``cgroup.procs`` write per command and

@@ -1,5 +1,7 @@
 """The per-sandbox spawner: a small root helper that forks each command in its cgroup.
 
+Where a C compiler exists, the harness runs ``_spawner.c`` instead (the same protocol
+and child steps, no Python per command); this is the fallback, and the reference.
 Run as ``python -I -S _spawner_main.py SOCKET_FD [--exec-helper PATH] PROCS_FILE...``
 by ``_spawner``
 (stdlib only, nothing from toolproof: ``-I -S`` keeps the environment, the
