@@ -67,20 +67,25 @@ class Breakdown:
         for aggregate in self._by_facts.values():
             aggregate.flush()
 
-    def groups(self) -> dict[str, dict[str, Aggregate]]:
-        """``{dimension: {group: Aggregate}}``: every group's episodes, merged afresh."""
-        groups: dict[str, dict[str, Aggregate]] = {d: {} for d in DIMENSIONS}
+    def members(self) -> dict[str, dict[str, list[Facts]]]:
+        """``{dimension: {group: the facts whose episodes it holds}}`` (facts sorted)."""
+        members: dict[str, dict[str, list[Facts]]] = {d: {} for d in DIMENSIONS}
         for facts in sorted(self._by_facts):  # the same merge order whatever came first
             for dimension, key in _groups(facts):
-                group = groups[dimension].get(key)
-                if group is None:
-                    group = groups[dimension][key] = Aggregate(capped=True)
-                group.merge(self._by_facts[facts])
-        return groups
+                members[dimension].setdefault(key, []).append(facts)
+        return members
+
+    def group(self, facts: list[Facts]) -> Aggregate:
+        """One group's episodes: the aggregates of ``facts`` merged into a new one."""
+        group = Aggregate(capped=True)
+        for one in facts:
+            group.merge(self._by_facts[one])
+        return group
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        """``{dimension: {group: metric block}}``, groups sorted by name."""
+        """``{dimension: {group: metric block}}``, groups sorted by name; each group is
+        merged, turned into its block and let go before the next (memory: one group's)."""
         return {
-            dimension: {key: groups[key].to_dict() for key in sorted(groups)}
-            for dimension, groups in self.groups().items()
+            dimension: {key: self.group(groups[key]).to_dict() for key in sorted(groups)}
+            for dimension, groups in self.members().items()
         }
