@@ -546,9 +546,18 @@ static const char *check(const node *tree, request *req) {
 
 /* ---- the child ---- */
 
+/* After vfork: strerrordesc_np is a constant string (strerror may translate, and
+ * allocate in the memory the child shares with this process). */
 __attribute__((noreturn)) static void child_fail(int errfd, const char *what) {
     char text[600];
-    int n = snprintf(text, sizeof text, "%s: %s", what, strerror(errno));
+    int code = errno;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    const char *why = strerrordesc_np(code);
+#else
+    const char *why = NULL; /* the number alone */
+#endif
+    int n = why != NULL ? snprintf(text, sizeof text, "%s: %s", what, why)
+                        : snprintf(text, sizeof text, "%s: error %d", what, code);
     if (n > 0)
         (void)!write(errfd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
     _exit(127);
