@@ -94,12 +94,19 @@ def _run(spawner: Spawner, argv: object, **fields: object) -> tuple[dict[str, ob
 
 def test_a_command_runs_as_the_sandbox_user_with_exact_bytes(spawner: Spawner) -> None:
     odd = os.fsdecode(b"\xff\xfe") + "\U0001f600" + "\u00e9"  # undecodable, astral, accented
-    script = 'id -u; id -G; printf %s "$1" | od -An -tx1; cat /proc/self/oom_score_adj'
+    script = (
+        'id -u; id -G; printf %s "$1" | od -An -tx1; cat /proc/self/oom_score_adj; '
+        "ulimit -St; ulimit -Ht; pwd; exec ls /proc/self/fd"
+    )
     reply, printed = _run(spawner, ["/bin/sh", "-c", script, "sh", odd],
-                          rlimits=[[0, 9, 10]])  # fmt: skip
+                          rlimits=[[0, 9, 10]], cwd="/usr")  # fmt: skip
     assert reply.get("helped") is not None and reply["status"] == 0, reply
-    uid, groups, *hexes, adj = printed.decode().split("\n")[:-1]
+    lines = printed.decode().split("\n")
+    at = lines.index("/usr")  # pwd: od's lines come before, ls's after
+    uid, groups, *hexes, adj, soft, hard = lines[:at]
     assert (uid, groups, adj) == (str(SANDBOX_UID), str(SANDBOX_GID), "0")
+    assert (soft, hard) == ("9", "10")
+    assert set(lines[at + 1 :]) - {"3", ""} == {"0", "1", "2"}  # the socket and the rest closed
     assert bytes.fromhex("".join(hexes)) == os.fsencode(odd)
 
 
