@@ -148,6 +148,7 @@ class Spawner:
         state = _state(pid)
         if state in ("T", "t"):
             return f"the spawner (pid {pid}) is stopped (state {state}) and cannot answer"
+        self._checked_at = time.monotonic()  # ``check_alive`` need not look again so soon
         return None
 
     def check_alive(self) -> None:
