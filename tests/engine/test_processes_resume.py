@@ -59,7 +59,7 @@ def _kill_midway(core: Path, run_dir: Path) -> None:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")]),
-        test_agents.SLEEP_ENV: "0.05",
+        test_agents.SLEEP_ENV: "0.1",  # a few seconds of run: killed well before its end
         "TOOLPROOF_NO_PLUGINS": "1",
     }
     command = [sys.executable, "-c", "import sys; from toolproof.cli import main; sys.exit(main())"]
