@@ -166,6 +166,26 @@ def test_every_way_of_starting_a_command_gives_the_same_command(
     assert seen.split("\n", 6)[6].split() == ["0", "10", "11", str(64 * 2048), "0", "1", "2", "3"]
 
 
+def test_a_c_spawner_that_cannot_be_run_gives_way_to_the_python_one(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built C spawner that cannot be executed (a noexec temporary directory, say)."""
+    if get_backend("bwrap").unavailable_reason() is not None:
+        pytest.skip("bwrap unusable here")
+    if os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs a root harness with a writable cgroup")
+    unrunnable = tmp_path / "spawner-0"
+    unrunnable.write_bytes(b"\x7fELF not a program")
+    unrunnable.chmod(0o644)  # no execute bit: exec fails with EACCES, as on noexec
+    monkeypatch.setattr(spawner_module, "native_spawner", lambda: str(unrunnable))
+    monkeypatch.setattr(spawner_module, "_NATIVE_FAILED", False)
+    with get_backend("bwrap")(workspace, SMALL) as sandbox:
+        _warm(sandbox)
+        assert "_spawner_main.py" in str(_spawner(sandbox).proc.args)
+        assert sandbox.exec("echo through python").stdout == "through python\n"
+    assert spawner_module._NATIVE_FAILED  # not tried again in this process
+
+
 def test_the_command_cannot_find_the_spawner(box: Sandbox) -> None:
     spawner = _spawner(box)
     inode = os.fstat(spawner.sock.fileno()).st_ino

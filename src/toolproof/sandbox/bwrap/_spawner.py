@@ -56,6 +56,24 @@ def _state(pid: int) -> str | None:
         return None
 
 
+#: The C spawner could not be started once in this process: the Python one runs.
+_NATIVE_FAILED = False
+
+
+def _native_failed(exc: OSError) -> None:
+    global _NATIVE_FAILED
+    _NATIVE_FAILED = True
+    _log.warning("the C spawner cannot be started (%s); the Python spawner runs instead", exc)
+
+
+def _start(argv: list[str], theirs: socket.socket) -> subprocess.Popen[bytes]:
+    """Start a spawner program with the socket end ``theirs`` as its only descriptor."""
+    return subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={}, cwd="/", close_fds=True, pass_fds=(theirs.fileno(),), start_new_session=True,
+    )  # fmt: skip
+
+
 class Spawner:
     """One helper process, moved into ``group`` once, that forks commands there."""
 
@@ -74,26 +92,26 @@ class Spawner:
         self._buffer = bytearray()
         self._pending = True
         self._checked_at = 0.0
-        #: Commands it started through the exec helper (``_exec_helper``), not a fork.
+        #: Commands it started with no Python in the child (the C spawner, or the Python
+        #: one through the exec helper), not a fork of the Python spawner.
         self.helped = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = ours
         procs = [str(path) for path in group.procs_files]
-        native = native_spawner()
-        if native is not None:  # the same protocol and steps, no Python per command
-            argv = [native, str(theirs.fileno()), *procs]
-        else:
-            helper = exec_helper()
-            options = [] if helper is None else ["--exec-helper", helper]
-            argv = [sys.executable, "-I", "-S", str(_HELPER), str(theirs.fileno()), *options,
-                    *procs]  # fmt: skip
+        fd = str(theirs.fileno())
+        helper = exec_helper()
+        options = [] if helper is None else ["--exec-helper", helper]
+        python = [sys.executable, "-I", "-S", str(_HELPER), fd, *options, *procs]
+        native = None if _NATIVE_FAILED else native_spawner()
         try:
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env={}, cwd="/", close_fds=True, pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )  # fmt: skip
+            try:
+                # The C spawner: the same protocol and steps, no Python per command.
+                self.proc = _start(python if native is None else [native, fd, *procs], theirs)
+            except OSError as exc:
+                if native is None:
+                    raise
+                _native_failed(exc)  # a noexec temporary directory, say: Python from now on
+                self.proc = _start(python, theirs)
         except OSError as exc:
             ours.close()
             raise SpawnerBroken(f"could not start the spawner: {exc}") from exc
