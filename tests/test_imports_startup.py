@@ -4,6 +4,8 @@ start, pinned here; the timings belong to ``benchmarks/bench_startup.py``.
 * A built-in toolkit's tool builds its schema on first use, so a run builds the schemas of
   the tools its tasks offer, not all of them; every built-in schema still builds, the same
   as at registration; any other tool's mistakes are still raised where it registers.
+* A task's tools import their own built-in toolkits (``toolkits.TOOLS`` says where each
+  lives), not all of them; a built-in tool's name is taken before its toolkit loads.
 * A built-in check kind's module (and a built-in check function's) is imported when a check
   of it first runs: the tables that say where each lives match what the modules register,
   and a plug-in cannot take a built-in name before its module is loaded.
@@ -37,6 +39,7 @@ from toolproof.spec import SpecError, load_suite, suite_digest
 from toolproof.spec.loader import _QUICK_ID, quick_task_id
 from toolproof.tools import ToolContext, load_builtin, registry, schema_from_function, tool
 from toolproof.tools.base import BUILTIN_MODULES
+from toolproof.tools.toolkits import TOOLS
 from toolproof.trajectory import ToolKind
 from toolproof_helpers import make_task, write_suite, write_yaml
 
@@ -88,6 +91,39 @@ def test_a_plug_in_tool_is_checked_where_it_registers() -> None:
         return a
 
     assert registry()["tp_test_eager"]._schema is not None  # built at registration
+
+
+def test_the_toolkit_table_matches_what_the_modules_register() -> None:
+    load_builtin()
+    own: dict[str, list[str]] = {}
+    for name, impl in registry().items():
+        if impl.fn.__module__.startswith(BUILTIN_MODULES):
+            own.setdefault(impl.fn.__module__.rpartition(".")[2], []).append(name)
+            assert impl.toolkit == impl.fn.__module__.rpartition(".")[2]
+    assert {kit: tuple(sorted(names)) for kit, names in own.items()} == TOOLS
+
+
+TAKE = """
+from toolproof.tools import ToolContext, tool
+try:
+    @tool(name="get_stock")
+    def get_stock(ctx: ToolContext, product_id: str) -> str:
+        \"\"\"Not the inventory's.\"\"\"
+        return product_id
+except ValueError as exc:
+    print(exc)
+import sys
+print("toolproof.tools.toolkits.inventory" in sys.modules)
+"""
+
+
+def test_a_built_in_tool_name_is_taken_before_its_toolkit_loads(tmp_path: Path) -> None:
+    done = _python(TAKE, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "tool 'get_stock' is already registered by inventory; choose another name",
+        "False",
+    ]
 
 
 def test_the_kind_tables_match_what_the_modules_register() -> None:
@@ -151,7 +187,8 @@ except SystemExit as exc:
 from toolproof.tools import registry
 built = sorted(name for name, t in registry().items() if t._schema is not None)
 checks = sorted(m for m in sys.modules if m.startswith("toolproof.scoring.checks."))
-print(json.dumps({"built": built, "checks": checks}))
+kits = sorted(m for m in sys.modules if m.startswith("toolproof.tools.toolkits."))
+print(json.dumps({"built": built, "checks": checks, "kits": kits}))
 """
 
 
@@ -167,6 +204,8 @@ def test_a_run_builds_only_its_tools_schemas_and_loads_only_its_check_kinds(
         unused = {"hidden_tests", "lint", "state", "evidence", "output", "ask"}
         loaded = {m.rpartition(".")[2] for m in seen["checks"]}
         assert {"answer", "process"} <= loaded and not unused & loaded, loaded
+        kits = {m.rpartition(".")[2] for m in seen["kits"]}
+        assert kits == {"inventory", "calculator"}, kits  # the toolkits of its tools
 
 
 SPARE = """

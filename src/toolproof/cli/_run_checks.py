@@ -122,7 +122,7 @@ def _host_backend(
 
     from toolproof.sandbox import SandboxError, default_backend
     from toolproof.tools import resolve_tools
-    from toolproof.tools.toolkits.shell import offers_commands
+    from toolproof.tools.base import offers_commands  # not the shell toolkit's: unloaded
 
     chosen = [
         t for t in suite.tasks if not patterns or any(fnmatch.fnmatch(t.id, p) for p in patterns)
@@ -172,13 +172,15 @@ def _warn_unisolated(suite: Suite, config: RunConfig, console: Console) -> None:
     from toolproof.sandbox import SandboxError, get_backend
     from toolproof.spec import effective_sandbox
     from toolproof.tools import resolve_tools
-    from toolproof.tools.toolkits.shell import backend_name, offers_commands
+    from toolproof.tools.base import offers_commands
 
     exposed: dict[str, list[str]] = {}
     selected = set(config.select(suite))
     for task in suite.tasks:
         if task.id not in selected or not offers_commands(resolve_tools(task)):
             continue
+        from toolproof.tools.toolkits.shell import backend_name  # a task runs commands
+
         settings = effective_sandbox(
             config.sandbox,
             suite.config.sandbox,

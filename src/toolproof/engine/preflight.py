@@ -72,6 +72,8 @@ from toolproof.tools import (
     toolkits,
 )
 from toolproof.tools.base import BUILTIN_MODULES
+from toolproof.tools.resolve import toolkit_tools
+from toolproof.tools.toolkits import load_tool
 from toolproof.users import user_simulators
 
 __all__ = [
@@ -338,10 +340,15 @@ def _cached_problem(text: str) -> str | None:
     return _check_schema(json.loads(text))
 
 
+def _known_tool(name: str) -> bool:
+    """Whether a tool ``name`` is registered, importing its built-in toolkit if it has one."""
+    load_tool(name)
+    return name in registry()
+
+
 def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
     """The task's tools by name; None (after reporting why) when one does not exist."""
-    load_builtin()
-    kits, known = toolkits(), registry()
+    known = registry()
     missing = False
     for index, entry in enumerate(task.tools):
         if isinstance(entry, InlineTool):
@@ -359,10 +366,12 @@ def _offered_tools(task: Task, report: _Report) -> dict[str, ToolImpl] | None:
                     f"{', '.join(sorted(tool_handlers())) or 'none'}",
                 )
                 missing = True
-        elif entry.endswith(".*") and entry[:-2] not in kits:
+        elif entry.endswith(".*") and not toolkit_tools(entry[:-2]):
+            kits = toolkits()
             report.add(("tools", index), f"no toolkit {entry[:-2]!r}; toolkits: {', '.join(kits)}")
             missing = True
-        elif not entry.endswith(".*") and entry not in known:
+        elif not entry.endswith(".*") and not _known_tool(entry):
+            load_builtin()  # every name, for the suggestion
             report.add(
                 ("tools", index),
                 f"no tool {entry!r}; see `toolproof list` for the known tools, or define it "

@@ -24,6 +24,7 @@ from pydantic import ConfigDict, Field, create_model
 from toolproof.trajectory import ToolKind, ToolSchema
 
 from .context import ToolContext
+from .toolkits import HOME
 
 __all__ = [
     "Tool",
@@ -247,10 +248,13 @@ def tool(
 
     def register(func: F) -> F:
         tool_name = name or func.__name__
-        if tool_name in _REGISTRY:
+        home = HOME.get(tool_name)  # a built-in name is taken before its toolkit loads
+        if tool_name in _REGISTRY or (
+            home is not None and func.__module__ != f"{BUILTIN_MODULES}{home}"
+        ):
+            owner = _REGISTRY[tool_name].toolkit if tool_name in _REGISTRY else home
             raise ValueError(
-                f"tool {tool_name!r} is already registered by {_REGISTRY[tool_name].toolkit}; "
-                "choose another name"
+                f"tool {tool_name!r} is already registered by {owner}; choose another name"
             )
         kit = toolkit or func.__module__.rsplit(".", 1)[-1]
         built_in = func.__module__.startswith(BUILTIN_MODULES)

@@ -7,7 +7,7 @@ from toolproof.spec import Problem, SpecError, Task
 from .answer import SubmitAnswerTool
 from .base import ToolImpl, registry
 from .inline import InlineToolImpl
-from .toolkits import load_builtin
+from .toolkits import load_builtin, load_tool, load_toolkit
 
 _kits_cache: tuple[int, dict[str, list[str]]] | None = None
 
@@ -27,6 +27,13 @@ def toolkits() -> dict[str, list[str]]:
     return result
 
 
+def toolkit_tools(kit: str) -> list[str]:
+    """The names of the tools of toolkit ``kit``, sorted (as :func:`toolkits` lists them),
+    importing only that built-in toolkit when it is one."""
+    load_toolkit(kit)
+    return sorted(name for name, tool in registry().items() if tool.toolkit == kit)
+
+
 def resolve_tools(task: Task) -> list[ToolImpl]:
     """The tools a task offers, in the task's order; ``submit_answer`` last when the
     task declares a typed answer (its ``answer`` check).
@@ -34,37 +41,38 @@ def resolve_tools(task: Task) -> list[ToolImpl]:
     Raises:
         SpecError: a name that no toolkit provides, with the known names.
     """
-    load_builtin()
     tools: list[ToolImpl] = []
-    kits = toolkits()
     problems: list[Problem] = []
     for entry in task.tools:
         if not isinstance(entry, str):
             tools.append(InlineToolImpl(entry))
         elif entry.endswith(".*"):
             kit = entry[:-2]
-            if kit not in kits:
+            members = toolkit_tools(kit)
+            if not members:
                 problems.append(
                     Problem(
                         None,
                         None,
                         f"task {task.id}: tools",
-                        f"no toolkit {kit!r}; toolkits: {', '.join(kits)}",
+                        f"no toolkit {kit!r}; toolkits: {', '.join(toolkits())}",
                     )
                 )
                 continue
-            tools.extend(registry()[name] for name in kits[kit])
-        elif entry in registry():
-            tools.append(registry()[entry])
+            tools.extend(registry()[name] for name in members)
         else:
-            problems.append(
-                Problem(
-                    None,
-                    None,
-                    f"task {task.id}: tools",
-                    f"no tool {entry!r}; see `toolproof list` for the known tools",
+            load_tool(entry)
+            if entry in registry():
+                tools.append(registry()[entry])
+            else:
+                problems.append(
+                    Problem(
+                        None,
+                        None,
+                        f"task {task.id}: tools",
+                        f"no tool {entry!r}; see `toolproof list` for the known tools",
+                    )
                 )
-            )
     if problems:
         raise SpecError(problems)
     seen: set[str] = set()
