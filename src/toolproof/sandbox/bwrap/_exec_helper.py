@@ -33,6 +33,8 @@ _log = logging.getLogger(__name__)
 SOURCE = Path(__file__).with_name("_exec_helper.c")
 #: The C spawner's source (``_spawner.c``), built the same way.
 SPAWNER_SOURCE = Path(__file__).with_name("_spawner.c")
+#: The header it includes (the JSON parser), part of its digest.
+SPAWNER_JSON = Path(__file__).with_name("_spawner_json.h")
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: How it is built (part of the digest: a new recipe builds a new file).
 _RECIPE = b"cc -O2, -static where the C library allows"
@@ -104,13 +106,14 @@ def _compile(source: Path, target: Path) -> bool:
         partial.unlink(missing_ok=True)
 
 
-def _built(source: Path, name: str) -> str | None:
+def _built(source: Path, name: str, headers: tuple[Path, ...] = ()) -> str | None:
     """The path of ``source`` built as ``name-<digest>``, or None (not root, no compiler,
-    untrusted directory)."""
+    untrusted directory). The digest covers the ``headers`` it includes too."""
     if os.geteuid() != 0:
         return None
     try:
-        digest = hashlib.sha256(source.read_bytes() + _RECIPE).hexdigest()[:16]
+        text = b"".join(path.read_bytes() for path in (source, *headers))
+        digest = hashlib.sha256(text + _RECIPE).hexdigest()[:16]
     except OSError:
         return None
     where = _directory()
@@ -136,4 +139,4 @@ def exec_helper() -> str | None:
 def native_spawner() -> str | None:
     """The path of the built C spawner (``_spawner.c``), or None where it cannot be built
     or trusted (as ``exec_helper``); the harness then runs ``_spawner_main.py``."""
-    return _built(SPAWNER_SOURCE, "spawner")
+    return _built(SPAWNER_SOURCE, "spawner", (SPAWNER_JSON,))
