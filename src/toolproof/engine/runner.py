@@ -32,6 +32,7 @@ from toolproof.results import (
     TRAJECTORIES,
     DamagedRecord,
     EpisodeRecord,
+    RunDirError,
     RunReader,
     RunStore,
     UnstorableRecord,
@@ -113,6 +114,9 @@ class Runner:
         self._stored: Summarizer | None = None
         """What a resume found stored (:meth:`check_resumable` counts it once)."""
         self._commit_timer: asyncio.TimerHandle | None = None
+        self._commit_error: RunDirError | None = None
+        """A commit the timer made failed: the next episode stored raises it (a loop
+        callback cannot stop the run, and its error would be a logged traceback)."""
         if not config.select(self.suite):
             raise SpecError(
                 [
@@ -267,6 +271,8 @@ class Runner:
 
     def _store(self, store: RunStore, record: EpisodeRecord) -> EpisodeRecord:
         """Append ``record``; one the store cannot write is stored as a harness fault."""
+        if self._commit_error is not None:  # the run folder failed under the commit timer
+            raise self._commit_error
         try:
             store.append(record)
         except UnstorableRecord as exc:
@@ -276,7 +282,10 @@ class Runner:
 
     def _commit(self, store: RunStore) -> None:
         self._commit_timer = None
-        store.commit()
+        try:
+            store.commit()
+        except RunDirError as exc:  # what is pending stays pending; the run stops on it
+            self._commit_error = exc
 
     async def _drain(self, jobs: Iterator[EpisodeJob], executor: Executor, store: RunStore) -> None:
         """Keep ``parallel`` episodes in flight until the jobs run out or a stop is requested."""
