@@ -6,6 +6,8 @@ start, pinned here; the timings belong to ``benchmarks/bench_startup.py``.
   as at registration; any other tool's mistakes are still raised where it registers.
 * A task's tools import their own built-in toolkits (``toolkits.TOOLS`` says where each
   lives), not all of them; a built-in tool's name is taken before its toolkit loads.
+* The sandbox package imports its backends when one is first looked up or registered: a
+  run whose tasks run no command imports none; a built-in backend's name stays taken.
 * A built-in check kind's module (and a built-in check function's) is imported when a check
   of it first runs: the tables that say where each lives match what the modules register,
   and a plug-in cannot take a built-in name before its module is loaded.
@@ -126,6 +128,31 @@ def test_a_built_in_tool_name_is_taken_before_its_toolkit_loads(tmp_path: Path) 
     ]
 
 
+BACKEND = """
+import sys
+from toolproof.sandbox import BACKENDS, Sandbox, SandboxError, sandbox
+print([m for m in BACKENDS if m in sys.modules])
+try:
+    @sandbox("bwrap")
+    class Mine(Sandbox):
+        isolated = False
+except SandboxError as exc:
+    print(type(exc).__name__, "bwrap" in str(exc))
+from toolproof.sandbox import get_backend
+print(get_backend("bwrap").__module__)
+"""
+
+
+def test_a_built_in_backend_name_is_taken_when_a_plug_in_registers(tmp_path: Path) -> None:
+    done = _python(BACKEND, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[]",  # importing the package imports no backend
+        "SandboxError True",
+        "toolproof.sandbox.bwrap._backend",
+    ]
+
+
 def test_the_kind_tables_match_what_the_modules_register() -> None:
     every = evaluators()  # imports every built-in module
     own = {
@@ -188,7 +215,9 @@ from toolproof.tools import registry
 built = sorted(name for name, t in registry().items() if t._schema is not None)
 checks = sorted(m for m in sys.modules if m.startswith("toolproof.scoring.checks."))
 kits = sorted(m for m in sys.modules if m.startswith("toolproof.tools.toolkits."))
-print(json.dumps({"built": built, "checks": checks, "kits": kits}))
+from toolproof.sandbox import BACKENDS
+backends = [m for m in BACKENDS if m in sys.modules]
+print(json.dumps({"built": built, "checks": checks, "kits": kits, "backends": backends}))
 """
 
 
@@ -206,6 +235,7 @@ def test_a_run_builds_only_its_tools_schemas_and_loads_only_its_check_kinds(
         assert {"answer", "process"} <= loaded and not unused & loaded, loaded
         kits = {m.rpartition(".")[2] for m in seen["kits"]}
         assert kits == {"inventory", "calculator"}, kits  # the toolkits of its tools
+        assert seen["backends"] == []  # it runs no command: no sandbox backend
 
 
 SPARE = """

@@ -32,20 +32,76 @@ Typical use::
 See docs/isolation.md for what each backend guarantees and what it does not.
 """
 
-from toolproof.sandbox import _container, _docker, _process  # noqa: F401  (registers)
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TypeVar
+
+from toolproof.sandbox import _registry
 from toolproof.sandbox._base import Sandbox
 from toolproof.sandbox._errors import SandboxError, SpawnerLost
 from toolproof.sandbox._identity import SANDBOX_GID, SANDBOX_UID, sandbox_owner
 from toolproof.sandbox._limits import ResourceLimits
-from toolproof.sandbox._registry import (
-    available_backends,
-    default_backend,
-    get_backend,
-    sandbox,
-)
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._wsfs import reachable_tmp
-from toolproof.sandbox.bwrap import _backend  # noqa: F401  (registers bwrap)
+
+BACKENDS = (
+    "toolproof.sandbox._container",
+    "toolproof.sandbox._docker",
+    "toolproof.sandbox._process",
+    "toolproof.sandbox.bwrap._backend",
+)
+"""The modules of the built-in backends (each registers its own with ``@sandbox``),
+imported the first time a backend is looked up or registered: a run whose tasks run no
+command never imports them."""
+
+_S = TypeVar("_S", bound=type[Sandbox])
+
+
+def _with_backends() -> None:
+    for module in BACKENDS:
+        importlib.import_module(module)
+
+
+def get_backend(name: str) -> type[Sandbox]:
+    """The backend class registered as ``name`` (see :func:`._registry.get_backend`).
+
+    Raises:
+        SandboxError: No backend has that name (the message lists the valid ones), or
+            it is ``container`` and no container engine works here.
+    """
+    _with_backends()
+    return _registry.get_backend(name)
+
+
+def available_backends() -> list[str]:
+    """Names of the registered backends that can run on this host, sorted."""
+    _with_backends()
+    return _registry.available_backends()
+
+
+def default_backend(*, commands_on_host: bool = False) -> str:
+    """``"bwrap"`` when bubblewrap works here; otherwise an error, never a silent fallback
+    (see :func:`._registry.default_backend`).
+
+    Raises:
+        SandboxError: bwrap cannot run here and ``commands_on_host`` is False.
+    """
+    _with_backends()
+    return _registry.default_backend(commands_on_host=commands_on_host)
+
+
+def sandbox(name: str) -> Callable[[_S], _S]:
+    """Register a backend class under ``name`` (see :func:`._registry.sandbox`); the
+    built-in ones are registered first, so a name of theirs is taken.
+
+    Raises:
+        SandboxError: the name is taken or the class is no ``Sandbox``.
+    """
+    _with_backends()
+    return _registry.sandbox(name)
+
 
 __all__ = [
     "SANDBOX_GID",
