@@ -272,3 +272,15 @@ def test_a_commit_that_fails_keeps_its_batch_for_the_next(tmp_path: Path) -> Non
     with RunReader(tmp_path) as reader:
         assert sorted(r.epoch for r in reader.records()) == list(range(40))
         assert reader.count() == 40
+
+
+def test_a_record_whose_key_is_not_text_is_refused_at_append(tmp_path: Path) -> None:
+    record = _record("a", 0)
+    record.key = None  # type: ignore[assignment]  # as model_construct could
+    store = RunStore(tmp_path, commit_every=100)
+    with pytest.raises(UnstorableRecord, match="episode key is not a str"):
+        store.append(record)
+    store.append(_record("b", 0))
+    store.close()
+    with RunReader(tmp_path) as reader:
+        assert [r.key for r in reader.records()] == ["b#0"]

@@ -115,6 +115,8 @@ def encode_record(record: EpisodeRecord) -> tuple[bytes, tuple[Any, ...]]:
         line, row = _encoded(record)
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise UnstorableRecord(record.key, exc) from None
+    if not isinstance(record.key, str):  # the row's key, bound beside the columns
+        raise UnstorableRecord(str(record.key), TypeError("the episode key is not a str"))
     for column, value in enumerate(row):
         if isinstance(value, str):
             continue
