@@ -250,3 +250,39 @@ async def test_an_async_generator_the_agent_left_is_finalized_when_its_episode_e
             break
         await asyncio.sleep(0.01)
     assert finalized == ["toolproof-agent test"]
+
+
+async def test_a_hostile_turn_is_refused_on_its_thread_and_not_checked_twice() -> None:
+    """The engine takes the own-thread wrapper's turn as checked_turn made it on the
+    agent's thread; a hostile turn is still the agent's error, and only toolproof's exact
+    wrapper class is taken at its word."""
+    from toolproof.agents.builtin._own_thread import OwnThreadAgent
+    from toolproof.agents.limits import AgentFault, engine_checked_turn
+
+    class Surrogate:
+        async def act(self, observation: Observation) -> AgentTurn:
+            return AgentTurn(content="bad \ud800")
+
+    trajectory = await _run(Surrogate())
+    assert trajectory.termination is Termination.AGENT_ERROR
+    assert "surrogate" in (trajectory.error or "")
+
+    class Mine(OwnThreadAgent):  # a subclass is not the wrapper: its turns are checked
+        pass
+
+    hostile = AgentTurn.model_construct(content="bad \ud800", tool_calls=[])
+    mine = object.__new__(Mine)
+    try:
+        engine_checked_turn(mine, hostile)
+    except AgentFault as exc:
+        assert "surrogate" in str(exc)
+    else:
+        raise AssertionError("a subclass's turn was not checked")
+    wrapper = object.__new__(OwnThreadAgent)
+    assert engine_checked_turn(wrapper, hostile) is hostile  # the wrapper's own copy
+    try:
+        engine_checked_turn(wrapper, "not a turn")
+    except AgentFault:
+        pass
+    else:
+        raise AssertionError("a value that is not an AgentTurn passed")

@@ -13,7 +13,7 @@ left out of the scores (invariant 4). The limits are documented in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from toolproof.trajectory import ToolCall, Usage, ingress
 
@@ -106,6 +106,33 @@ def checked_usage(values: dict[str, Any], field: str = "usage") -> Usage:
         )
     except ingress.IngressError as exc:
         raise AgentFault(str(exc)) from None
+
+
+T = TypeVar("T")
+
+_CHECKERS: set[type] = set()
+"""Toolproof's agent wrappers whose ``act`` returns :func:`checked_turn`'s own copy."""
+
+
+def checks_its_turns(cls: type[T]) -> type[T]:
+    """Mark toolproof's own wrapper class whose ``act`` returns :func:`checked_turn`'s
+    copy, made where the agent's code runs (e.g. on its own thread): the engine takes
+    that copy as it is instead of checking it twice (:func:`engine_checked_turn`)."""
+    _CHECKERS.add(cls)
+    return cls
+
+
+def engine_checked_turn(agent: object, turn: object, what: str = "act()") -> AgentTurn:
+    """``turn`` checked by :func:`checked_turn`, unless ``agent`` is exactly one of the
+    wrappers marked with :func:`checks_its_turns` (its ``act`` returned that check's own
+    copy; no agent code holds it).
+
+    Raises:
+        AgentFault: as :func:`checked_turn`.
+    """
+    if type(agent) in _CHECKERS and type(turn) is AgentTurn:
+        return turn
+    return checked_turn(turn, what)
 
 
 def checked_turn(turn: object, what: str = "act()") -> AgentTurn:

@@ -38,7 +38,7 @@ from typing import Any
 from toolproof.agents import Agent, AgentFactory, AgentInfraError, Observation
 from toolproof.agents._outage import UNOBSERVED, take_observed_outage
 from toolproof.agents.base import drives
-from toolproof.agents.limits import checked_turn
+from toolproof.agents.limits import engine_checked_turn
 from toolproof.scoring import (
     ReferenceEffect,
     Score,
@@ -343,7 +343,7 @@ async def _loop(
                 a0 = time.perf_counter()  # the turn's clock starts once it has a model slot
                 t0 += a0 - q0  # waiting for a slot is not the agent's time either
                 async with asyncio.timeout(budget):  # no extra task per turn, unlike wait_for
-                    turn = checked_turn(await agent.act(observation), "act()")
+                    turn = engine_checked_turn(agent, await agent.act(observation))
         except TimeoutError:
             return Termination.TIMEOUT, None, f"agent turn {step} took longer than {budget:g}s"
         except AgentInfraError as exc:

@@ -50,7 +50,14 @@ from ..base import (
     ToolSession,
     drives,
 )
-from ..limits import AgentFault, checked_model_call, checked_turn, checked_usage, plain_arguments
+from ..limits import (
+    AgentFault,
+    checked_model_call,
+    checked_turn,
+    checked_usage,
+    checks_its_turns,
+    plain_arguments,
+)
 from ._closer import closer, has_closer
 from ._inbox import inbox_of
 from ._spare_threads import run_on_spare
@@ -312,6 +319,7 @@ class _OwnThread:
             self._loop.close()
 
 
+@checks_its_turns  # the engine takes the copy checked_turn made on the agent's thread
 class OwnThreadAgent(_OwnThread):
     """A harness-driven agent whose ``act`` runs on its own thread."""
 
@@ -321,7 +329,7 @@ class OwnThreadAgent(_OwnThread):
         """The agent's next turn, checked and copied on its thread.
 
         ``observation`` is the agent's own already: the engine makes its messages and
-        tools afresh every turn (``engine/_copies.py``), so it is handed over as it is.
+        tools for the agent (``engine/_copies.py``), so it is handed over as it is.
         """
         turn: AgentTurn = await self._loop.call(
             "act()",
