@@ -9,9 +9,9 @@ output. No ``preexec_fn`` is used, so it is safe to call from many threads.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
-import selectors
 import signal
 import subprocess
 import time
@@ -202,38 +202,51 @@ class _Pump:
         self.overflow = False
         self._pending = memoryview(stdin or b"")
         self._exit_watched = 0  # 1 while the exit descriptor is registered too
-        # poll, not epoll: one system call per wait, none to set up or tear down.
-        self._sel = selectors.PollSelector()
+        # select.poll itself: one system call per wait, none to set up or tear down, and
+        # none of the selectors module's per-call bookkeeping (this loop runs per command).
+        self._poll = select.poll()
+        self._names: dict[int, str] = {}  # descriptor -> "stdout", "stderr", "stdin", "exit"
         assert proc.stdout is not None and proc.stderr is not None
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             os.set_blocking(pipe.fileno(), False)
-            self._sel.register(pipe.fileno(), selectors.EVENT_READ, name)
+            self._watch(pipe.fileno(), select.POLLIN, name)
         if proc.stdin is not None:
             if self._pending:
                 os.set_blocking(proc.stdin.fileno(), False)
-                self._sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
+                self._watch(proc.stdin.fileno(), select.POLLOUT, "stdin")
             else:
                 proc.stdin.close()
 
+    def _watch(self, fd: int, events: int, name: str) -> None:
+        self._poll.register(fd, events)
+        self._names[fd] = name
+
+    def _unwatch(self, fd: int) -> None:
+        """Stop watching ``fd`` (KeyError if it was not watched)."""
+        del self._names[fd]
+        self._poll.unregister(fd)
+
     def watch_exit(self, pidfd: int) -> None:
         """Also wake ``step`` when the process behind ``pidfd`` exits (no polling lag)."""
-        self._sel.register(pidfd, selectors.EVENT_READ, "exit")
+        self._watch(pidfd, select.POLLIN, "exit")
         self._exit_watched = 1
 
     @property
     def open(self) -> bool:
         """True while a pipe is still being read or written (asked every loop: a count)."""
-        return len(self._sel.get_map()) > self._exit_watched
+        return len(self._names) > self._exit_watched
 
     def step(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds and move whatever bytes are ready."""
-        for key, _ in self._sel.select(timeout):
-            fd = int(key.fd)
-            if key.data == "exit":  # seen once; the caller checks ``_exited``
-                self._sel.unregister(fd)
+        for fd, _ in self._poll.poll(max(0, math.ceil(timeout * 1000))):
+            name = self._names.get(fd)
+            if name is None:  # unwatched by an earlier event of this same wait
+                continue
+            if name == "exit":  # seen once; the caller checks ``_exited``
+                self._unwatch(fd)
                 self._exit_watched = 0
                 continue
-            if key.data == "stdin":
+            if name == "stdin":  # writable, or its reader is gone (then the write fails)
                 self._feed(fd)
                 continue
             try:
@@ -241,10 +254,10 @@ class _Pump:
             except BlockingIOError:
                 continue
             if not chunk:
-                self._sel.unregister(fd)
+                self._unwatch(fd)
                 continue
             room = self.cap - len(self.out["stdout"]) - len(self.out["stderr"])
-            self.out[key.data].extend(chunk[: max(room, 0)])
+            self.out[name].extend(chunk[: max(room, 0)])
             self.overflow = self.overflow or len(chunk) > room
 
     def _feed(self, fd: int) -> None:
@@ -262,14 +275,14 @@ class _Pump:
         """Stop writing stdin and close it."""
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             with contextlib.suppress(KeyError):
-                self._sel.unregister(self.proc.stdin.fileno())
+                self._unwatch(self.proc.stdin.fileno())
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
 
     def close(self) -> None:
         """Release the selector and every pipe."""
         self.stop_feeding()
-        self._sel.close()
+        self._names.clear()
         for pipe in (self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
