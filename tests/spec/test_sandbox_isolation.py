@@ -321,3 +321,42 @@ def test_a_bind_is_refused_exactly_when_it_shows_an_answer_key(
         ]
         expected = any(key(p) for p in [*around, *below])
         assert (answer_key_problem(bound) is not None) is expected, bound
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
+@given(
+    env=st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=3),
+    binds=st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=2),
+)
+def test_sandbox_strings_are_ones_the_os_can_hold_or_refused(
+    env: dict[str, str], binds: dict[str, str]
+) -> None:
+    """A NUL byte, a lone surrogate or a bad env name is refused when the task loads (the
+    field named); what is accepted, a command can start with (no start failure later)."""
+    from pydantic import ValidationError
+
+    try:
+        spec = SandboxSpec(env=env or None)
+    except ValidationError as exc:
+        assert "env" in str(exc)
+    else:
+        for key, value in (spec.env or {}).items():
+            assert key and "=" not in key
+            for text in (key, value):
+                assert b"\0" not in os.fsencode(text)
+                text.encode("utf-8")
+    try:
+        SandboxSpec.model_validate({"ro_binds": binds or None})
+    except ValidationError as exc:
+        assert "ro_binds" in str(exc)
+    else:
+        assert all("\0" not in k + v for k, v in binds.items())
+
+
+def test_a_nul_in_a_tasks_sandbox_env_is_refused_at_load(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "s", [make_task(**SHELL, sandbox={"env": {"X": "a\0b"}})])
+    with pytest.raises(SpecError) as refused:
+        load_suite(root)
+    (problem,) = refused.value.problems
+    assert problem.field == "sandbox.env" and "NUL byte" in problem.message
+    assert problem.file is not None

@@ -186,6 +186,34 @@ class SandboxSpec(BaseModel):
         ),
     )
 
+    @field_validator("env", "ro_binds", mode="after")
+    @classmethod
+    def _os_strings(cls, value: dict[str, str] | None, info: ValidationInfo) -> Any:
+        """Every name, value and path must be one the operating system can hold: no NUL
+        byte, no lone surrogate (not UTF-8), an env name neither empty nor with ``=``. Said
+        here, at load, with the file and field; not found out by a command's start."""
+        names = ("host path", "inside path") if info.field_name == "ro_binds" else ("name", "value")
+        for key, text in (value or {}).items():
+            for what, part in zip(names, (key, text), strict=True):
+                problem = _os_text_problem(part)
+                if problem is not None:
+                    raise ValueError(
+                        f"{info.field_name} {what} {key[:40]!r}: {problem}; use plain text"
+                    )
+            if info.field_name == "env" and (not key or "=" in key):
+                raise ValueError(
+                    f"env name {key[:40]!r} must be non-empty and without '=' (NAME: value)"
+                )
+        return value
+
+    @field_validator("image", "toolenv", mode="after")
+    @classmethod
+    def _os_string(cls, value: str | None, info: ValidationInfo) -> str | None:
+        problem = None if value is None else _os_text_problem(value)
+        if problem is not None:
+            raise ValueError(f"{info.field_name}: {problem}; use plain text")
+        return value
+
     @field_validator(*RUN_CEILINGS, mode="before")
     @classmethod
     def _no_weaker_limit(cls, value: Any, info: ValidationInfo) -> Any:
@@ -299,6 +327,17 @@ class PolicySpec(BaseModel):
             forbid=[*base.forbid, *self.forbid],
             on_violation=self.on_violation or base.on_violation,
         )
+
+
+def _os_text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an environment entry, path or argument (None: it can)."""
+    if "\x00" in text:
+        return "it holds a NUL byte, which no environment entry or path can"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it holds a lone surrogate (not UTF-8 text)"
+    return None
 
 
 def effective_sandbox(
