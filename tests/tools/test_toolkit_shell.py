@@ -218,3 +218,18 @@ def test_commands_need_a_workspace() -> None:
         call = ToolCall(id="c1", name="run_command", arguments={"command": "true"})
         result = asyncio.run(gateway.call(call))
     assert result.error_kind == "tool_error" and "no workspace" in result.content
+
+
+def test_a_command_too_long_for_the_kernel_is_the_agents_error_not_a_crash(
+    shell: Shell,
+) -> None:
+    """One argument of 128 KiB or more is refused by the kernel (E2BIG) when the sandbox
+    starts; the tool says so first, and a command at the limit still runs."""
+    from toolproof.tools.toolkits.shell import MAX_COMMAND_BYTES
+
+    for size in (MAX_COMMAND_BYTES + 1, 200_000, 140_000):
+        result = shell.call("run_command", command="true " + "é" * (size // 2))
+        assert result.is_error and result.error_kind == "tool_error", result.content
+        assert "split it" in result.content
+    fits = ": " + "x" * (MAX_COMMAND_BYTES - 3)  # ':' ignores its arguments
+    assert shell.run(fits)["exit_code"] == 0

@@ -232,6 +232,12 @@ def _limit_error(
     return ToolError(message, kind="resource_limit")
 
 
+MAX_COMMAND_BYTES = 100_000
+"""The longest command line run_command passes on: Linux refuses a single argument of
+128 KiB or more (``E2BIG``) when the sandbox starts, which would end the episode as a
+crash instead of an error the agent can recover from."""
+
+
 @tool(kind=ToolKind.WRITE, blocking=True, runs_commands=True)
 def run_command(ctx: ToolContext, command: str, timeout_s: int = 30) -> dict[str, Any]:
     """Run a shell command (/bin/sh -c) in /workspace, in a sandbox without network access.
@@ -245,6 +251,12 @@ def run_command(ctx: ToolContext, command: str, timeout_s: int = 30) -> dict[str
     """
     if not command.strip() or "\0" in command:
         raise ToolError("command must be a non-empty shell command line without NUL bytes")
+    size = len(command.encode("utf-8", "surrogatepass"))
+    if size > MAX_COMMAND_BYTES:  # the kernel refuses one argument past 128 KiB (E2BIG)
+        raise ToolError(
+            f"the command is {size:,} bytes; one command line may be at most "
+            f"{MAX_COMMAND_BYTES:,}: split it, or put a script in /workspace and run that"
+        )
     if timeout_s < 1:
         raise ToolError(f"timeout_s must be at least 1, got {timeout_s}")
     shell = episode_shell(ctx)
