@@ -42,6 +42,9 @@ def test_bad_commands_and_env(process_box: Sandbox) -> None:
         process_box.exec("true", env={"A=B": "x"})
     with pytest.raises(SandboxError, match="is not a directory"):
         process_box.exec("true", cwd="/workspace/nope")
+    for nul in ("echo a\0b", ["echo", "a\0b"]):
+        with pytest.raises(SandboxError, match="NUL byte"):
+            process_box.exec(nul)
 
 
 def test_exec_after_close_raises_and_close_is_idempotent(workspace: Path) -> None:

@@ -45,14 +45,22 @@ def check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def command_argv(command: str | Sequence[str]) -> list[str]:
-    """A shell command line as ``/bin/sh -c`` argv, or an argv list checked to be strings."""
+    """A shell command line as ``/bin/sh -c`` argv, or an argv list checked to be strings.
+
+    A NUL byte is refused here: no program can be given one, and the spawner would take
+    it for a broken request (not the command's fault, nor the spawner's).
+    """
     if isinstance(command, str):
         if not command.strip():
             raise SandboxError("command is empty; pass a shell command line or an argv list")
+        if "\0" in command:
+            raise SandboxError("command contains a NUL byte, which no program can be given")
         return ["/bin/sh", "-c", command]
     argv = list(command)
     if not argv or not all(isinstance(a, str) for a in argv):
         raise SandboxError(f"command must be a non-empty list of strings, got {command!r}")
+    if any("\0" in a for a in argv):
+        raise SandboxError(f"command {argv!r} contains a NUL byte, which no program can be given")
     return argv
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.sandbox import ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import ResourceLimits, Sandbox, SandboxError, get_backend
 from toolproof.sandbox._cgroup import host_support
 from toolproof.sandbox.bwrap import _spawner as spawner_module
 from toolproof.sandbox.bwrap._exec_helper import exec_helper
@@ -295,6 +295,16 @@ def test_malformed_requests_never_crash_the_harness(box: Sandbox) -> None:
     assert _spawner(box) is not spawner  # a fresh one is starting
     _warm(box)
     assert box.exec("echo through it").stdout == "through it\n"
+
+
+def test_a_command_with_a_nul_byte_is_refused_before_the_spawner(box: Sandbox) -> None:
+    """The spawner would answer "bad request" and be discarded; the caller's argument
+    is refused instead, and the same spawner serves the next command."""
+    spawner = _spawner(box)
+    for nul in ("echo a\0b", ["/bin/echo", "a\0b"]):
+        with pytest.raises(SandboxError, match="NUL byte"):
+            box.exec(nul)
+    assert box.exec("echo ok").stdout == "ok\n" and _spawner(box) is spawner
 
 
 def test_a_killed_spawner_is_replaced(box: Sandbox) -> None:
