@@ -42,9 +42,20 @@ def test_bad_commands_and_env(process_box: Sandbox) -> None:
         process_box.exec("true", env={"A=B": "x"})
     with pytest.raises(SandboxError, match="is not a directory"):
         process_box.exec("true", cwd="/workspace/nope")
-    for nul in ("echo a\0b", ["echo", "a\0b"]):
-        with pytest.raises(SandboxError, match="NUL byte"):
-            process_box.exec(nul)
+    for bad, why in (
+        ("echo a\0b", "NUL byte"),
+        (["echo", "a\0b"], "NUL byte"),
+        ("echo \ud800", "lone surrogate"),
+        (["echo", "\udfff"], "lone surrogate"),
+    ):
+        with pytest.raises(SandboxError, match=why):
+            process_box.exec(bad)
+    for key, value in (("A", "\ud800"), ("\ud800", "x"), ("A", "a\0")):
+        with pytest.raises(SandboxError, match="not a valid name"):
+            process_box.exec("true", env={key: value})
+    with pytest.raises(SandboxError, match="lone surrogate"):
+        process_box.exec("true", cwd="/workspace/\ud800")
+    assert process_box.exec(["printf", "%s", "\udcff"]).ok  # an undecodable byte passes
 
 
 def test_exec_after_close_raises_and_close_is_idempotent(workspace: Path) -> None:

@@ -44,30 +44,48 @@ def check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
     return checked
 
 
+def _unpassable(text: str) -> str | None:
+    """Why ``text`` cannot reach a program (a NUL byte, a lone surrogate), or None.
+
+    A lone ``\\udc80``-``\\udcff`` is the byte it stands for (``os.fsdecode``'s
+    surrogateescape); any other cannot be encoded. Refused here, the caller's error:
+    the spawner would take either for a broken request and be discarded.
+    """
+    if "\0" in text:
+        return "a NUL byte"
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        return "a lone surrogate"
+    return None
+
+
 def command_argv(command: str | Sequence[str]) -> list[str]:
     """A shell command line as ``/bin/sh -c`` argv, or an argv list checked to be strings.
 
-    A NUL byte is refused here: no program can be given one, and the spawner would take
-    it for a broken request (not the command's fault, nor the spawner's).
+    A NUL byte or a lone surrogate is refused (``_unpassable``): no program can be given
+    one.
     """
     if isinstance(command, str):
         if not command.strip():
             raise SandboxError("command is empty; pass a shell command line or an argv list")
-        if "\0" in command:
-            raise SandboxError("command contains a NUL byte, which no program can be given")
-        return ["/bin/sh", "-c", command]
-    argv = list(command)
-    if not argv or not all(isinstance(a, str) for a in argv):
-        raise SandboxError(f"command must be a non-empty list of strings, got {command!r}")
-    if any("\0" in a for a in argv):
-        raise SandboxError(f"command {argv!r} contains a NUL byte, which no program can be given")
+        argv = ["/bin/sh", "-c", command]
+    else:
+        argv = list(command)
+        if not argv or not all(isinstance(a, str) for a in argv):
+            raise SandboxError(f"command must be a non-empty list of strings, got {command!r}")
+    for word in argv:
+        why = _unpassable(word)
+        if why is not None:
+            raise SandboxError(f"command {command!r} contains {why}, which no program can be given")
     return argv
 
 
 def inner_cwd(cwd: str) -> str:
     """``cwd`` as an absolute, normalised path inside the sandbox."""
-    if "\0" in cwd:
-        raise SandboxError(f"cwd {cwd!r} contains a NUL byte")
+    why = _unpassable(cwd)
+    if why is not None:
+        raise SandboxError(f"cwd {cwd!r} contains {why}")
     return posixpath.normpath(posixpath.join(WORKSPACE, cwd))
 
 
@@ -75,7 +93,7 @@ def check_env(env: Mapping[str, str] | None) -> dict[str, str]:
     """The variables added to a sandbox's environment, each checked to be a name and a string."""
     checked = dict(env or {})
     for key, value in checked.items():
-        if not key or "=" in key or "\0" in key or "\0" in str(value):
+        if not key or "=" in key or _unpassable(key) or _unpassable(str(value)):
             raise SandboxError(f"env variable {key!r} is not a valid name/value pair")
         if not isinstance(value, str):
             raise SandboxError(f"env[{key!r}] must be a string, got {type(value).__name__}")

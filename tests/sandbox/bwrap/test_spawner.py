@@ -297,13 +297,15 @@ def test_malformed_requests_never_crash_the_harness(box: Sandbox) -> None:
     assert box.exec("echo through it").stdout == "through it\n"
 
 
-def test_a_command_with_a_nul_byte_is_refused_before_the_spawner(box: Sandbox) -> None:
-    """The spawner would answer "bad request" and be discarded; the caller's argument
-    is refused instead, and the same spawner serves the next command."""
+def test_a_command_no_program_can_be_given_is_refused_before_the_spawner(box: Sandbox) -> None:
+    """A NUL byte or a lone surrogate: the spawner would answer "bad request" and be
+    discarded; the caller's argument is refused instead, and the same spawner serves
+    the next command."""
     spawner = _spawner(box)
-    for nul in ("echo a\0b", ["/bin/echo", "a\0b"]):
-        with pytest.raises(SandboxError, match="NUL byte"):
-            box.exec(nul)
+    for bad in ("echo a\0b", ["/bin/echo", "a\0b"], "echo \ud800"):
+        with pytest.raises(SandboxError, match=r"NUL byte|lone surrogate"):
+            box.exec(bad)
+    assert box.exec(["printf", "%s", "\udcff"]).stdout == "\ufffd"  # the byte 0xff, passed on
     assert box.exec("echo ok").stdout == "ok\n" and _spawner(box) is spawner
 
 
