@@ -193,3 +193,25 @@ def test_the_track_and_identity_of_a_configuration(suite_dir: Callable[..., Path
     assert "retries" not in standard.identity()
     assert standard.effective_seed(load_suite(root)) == 11  # the suite's seed
     assert RunConfig(suite=str(root), agent="o", seed=4).effective_seed(load_suite(root)) == 4
+
+
+def test_the_recorded_platform_is_what_platform_says_without_its_subprocess(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run records platform.platform()'s text, made without starting ``uname -p``."""
+    import platform
+    import subprocess
+
+    from toolproof.engine.runner import environment
+
+    expected = platform.platform()
+    started: list[object] = []
+    real = subprocess.Popen.__init__
+
+    def spy(self: object, *args: object, **kwargs: object) -> None:
+        started.append(args)
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", spy)
+    assert environment()["platform"] == expected
+    assert started == []
