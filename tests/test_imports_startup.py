@@ -238,6 +238,32 @@ def test_a_run_builds_only_its_tools_schemas_and_loads_only_its_check_kinds(
         assert seen["backends"] == []  # it runs no command: no sandbox backend
 
 
+AWAY = """
+import json, sys
+from toolproof.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+away = ["jinja2", "toolproof.gateway", "toolproof.envs", "toolproof.report.html",
+        "toolproof.agents.adapters._via_gateway", "toolproof.scoring.checks.judge"]
+print(json.dumps([m for m in away if m in sys.modules]))
+"""
+
+
+def test_a_run_without_models_or_pinned_tools_loads_none_of_their_machinery(
+    tmp_path: Path,
+) -> None:
+    """The summary table printed (not ``--quiet``), yet no Jinja (the HTML report's), no
+    model gateway (no model, no ``--max-model-calls``), no pinned environments (no
+    ``toolenv``), no side models' adapters or judge."""
+    run = ["run", "core", "--agent", "oracle", "--task", "stock-sum", "--out"]
+    done = _python(AWAY, tmp_path, *run, str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert "stock-sum" in done.stderr + done.stdout  # the summary table was printed
+
+
 SPARE = """
 import json, sys
 from toolproof.cli import _common

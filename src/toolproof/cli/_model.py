@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +41,6 @@ def gateway_options(agent: str, model: str | None, options: dict[str, Any]) -> d
         click.BadParameter: ``--model`` is unreadable, or given for an agent that names
             its model itself (``openai:MODEL``) or has none.
     """
-    from toolproof.engine.config import REDACTED
-    from toolproof.gateway import ModelSpecError, parse_model
-
     kind = agent.partition(":")[0]
     if kind not in GATEWAY_KINDS:
         if model is not None:
@@ -57,6 +55,9 @@ def gateway_options(agent: str, model: str | None, options: dict[str, Any]) -> d
                 param_hint="--model",
             )
         return options
+    from toolproof.engine.config import REDACTED  # the gateway only for an agent that uses it
+    from toolproof.gateway import ModelSpecError, parse_model
+
     filled = dict(options)
     if model is not None:
         try:
@@ -117,11 +118,20 @@ def side_options(role: str, model: str, cache: str | None) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def run_gateway(config: RunConfig) -> Iterator[None]:
-    """The model gateway for the length of a run: ``--max-model-calls`` set, stopped after."""
-    from toolproof import gateway
+    """The model gateway for the length of a run: ``--max-model-calls`` set, stopped after.
 
-    gateway.limit_shared(config.max_model_calls)  # the server is imported on first use
+    A run that calls no model and sets no limit never imports the gateway package (a
+    twentieth of a one-task run's start-up); one imported earlier in the process (an
+    earlier run's limit) is set all the same.
+    """
+    limit = config.max_model_calls
+    if limit is not None or "toolproof.gateway" in sys.modules:
+        from toolproof import gateway
+
+        gateway.limit_shared(limit)  # the server is imported on first use
     try:
         yield
     finally:
-        gateway.stop_shared()  # started on first use; a run that used none stops nothing
+        loaded = sys.modules.get("toolproof.gateway")
+        if loaded is not None:  # started on first use; a run that used none stops nothing
+            loaded.stop_shared()

@@ -472,16 +472,27 @@ def run(
         suite=loaded,
     )
     _warn_unisolated(runner.suite, config, Console(stderr=True))  # even with --quiet
-    from toolproof.envs import check_suite  # pinned tool environments: set up and undrifted
+    if _names_toolenvs(runner.suite, config.select(runner.suite)):
+        from toolproof.envs import check_suite  # pinned tool environments: set up, undrifted
 
-    check_suite(
-        runner.suite,
-        config.select(runner.suite),
-        cache_root=Path(config.env_cache) if config.env_cache else None,
-        allow_drift=config.allow_drift,
-        warn=lambda text: Console(stderr=True).print(f"[bold yellow]WARNING: {text}[/]"),
-    )
+        check_suite(
+            runner.suite,
+            config.select(runner.suite),
+            cache_root=Path(config.env_cache) if config.env_cache else None,
+            allow_drift=config.allow_drift,
+            warn=lambda text: Console(stderr=True).print(f"[bold yellow]WARNING: {text}[/]"),
+        )
     mode = "json" if json_progress else ("none" if quiet else progress_mode)
     summary = _execute(runner, run_dir, resume is not None, mode, live_run)
     _store_overview(run_dir)
     _finish(summary, run_dir, mode=mode, quiet=quiet, max_infra=max_infra)
+
+
+def _names_toolenvs(suite: Any, task_ids: list[str]) -> bool:
+    """Whether the suite or one of the run's tasks pins a tool environment (``toolenv``):
+    only then is there anything for ``envs.check_suite`` to check (a run of others does
+    not import it)."""
+    if suite.config.sandbox is not None and suite.config.sandbox.toolenv:
+        return True
+    wanted = set(task_ids)
+    return any(t.sandbox is not None and t.sandbox.toolenv for t in suite.tasks if t.id in wanted)

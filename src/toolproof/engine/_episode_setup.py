@@ -16,9 +16,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolproof.envs import prepare_episode
-from toolproof.gateway import EpisodeLink
 from toolproof.spec import PolicySpec, SandboxSpec, TaskInstance, effective_sandbox
 from toolproof.tools import CallPolicy, ToolContext, ToolGateway, resolve_tools
 from toolproof.tools.policy import TaskPolicy
@@ -29,6 +28,9 @@ from toolproof.worlds import BlobStore, World, WorldSnapshot
 
 from .session import Recorder
 from .side_models import SideModels, model_user
+
+if TYPE_CHECKING:
+    from toolproof.gateway import EpisodeLink
 
 
 @dataclass
@@ -105,6 +107,8 @@ async def open_episode(
         commands_on_host=options.commands_on_host,
     )
     if sandbox.toolenv is not None:  # a task's pinned tools: checked, then mounted
+        from toolproof.envs import prepare_episode  # only such a task loads it
+
         settings = sandbox
         sandbox = await asyncio.to_thread(  # the check runs the tools' programs
             lambda: prepare_episode(

@@ -28,25 +28,18 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolproof import gateway
-from toolproof.agents.adapters._via_gateway import GatewayPlan, gateway_plan
-from toolproof.gateway import (
-    PLACEHOLDER_KEY,
-    EpisodeLink,
-    GatewayFailure,
-    ModelCall,
-    ReplyCache,
-    Send,
-    UpstreamReply,
-)
-from toolproof.results import EpisodeRecord
-from toolproof.scoring.checks.judge import judge_options
 from toolproof.spec import TaskInstance
 from toolproof.trajectory import Message, ToolResult
-from toolproof.users import ModelUser
 from toolproof.worlds import World
+
+if TYPE_CHECKING:  # the gateway, adapters, judge and model user load only when a run has
+    # side models (most runs have none: a tenth of a one-task run's start-up otherwise)
+    from toolproof.agents.adapters._via_gateway import GatewayPlan
+    from toolproof.gateway import EpisodeLink, ModelCall, ReplyCache, Send, UpstreamReply
+    from toolproof.results import EpisodeRecord
+    from toolproof.users import ModelUser
 
 USER_CALLS = "user_model_calls"
 """Step annotation (and ``world.extras`` key) of the user model's calls in that step."""
@@ -74,6 +67,10 @@ class SideModels:
     ) -> SideModels:
         """The plans from a run's settings (``RunConfig.user_model``, ``judge_model``,
         ``side_models``)."""
+        if user_model is None and judge_model is None:
+            return cls()
+        from toolproof.agents.adapters._via_gateway import gateway_plan
+
         user = judge = None
         if user_model is not None:
             user = gateway_plan(options.get("user", {}), f"user model {user_model}")
@@ -109,6 +106,8 @@ class UserCalls:
 
     def close(self) -> None:
         """Close the episode's gateway path."""
+        from toolproof import gateway
+
         gateway.shared().close(self.link)
 
 
@@ -124,6 +123,10 @@ def model_user(
     spec = instance.task.user
     if side is None or side.user is None or spec is None or spec.simulator != "model":
         return None
+    from toolproof import gateway
+    from toolproof.gateway import PLACEHOLDER_KEY
+    from toolproof.users import ModelUser
+
     plan = side.user
     calls = UserCalls(gateway.shared().open(plan.route, instance.epoch, None))
     calls.link.sink = calls.add
@@ -147,6 +150,10 @@ def judging(side: SideModels | None, instance: TaskInstance) -> Iterator[None]:
     if side is None or side.judge is None:
         yield
         return
+    from toolproof import gateway
+    from toolproof.gateway import PLACEHOLDER_KEY
+    from toolproof.scoring.checks.judge import judge_options
+
     plan = side.judge
     if plan.api != "openai":
         raise ValueError(
@@ -219,6 +226,7 @@ def _replayed(
 ) -> GatewayPlan | None:
     if plan is None:
         return None
+    from toolproof.gateway import GatewayFailure
 
     async def refuse(send: Send) -> UpstreamReply:
         raise GatewayFailure(
