@@ -246,7 +246,8 @@ try:
 except SystemExit as exc:
     assert exc.code in (0, None), exc.code
 away = ["jinja2", "toolproof.gateway", "toolproof.envs", "toolproof.report.html",
-        "toolproof.agents.adapters._via_gateway", "toolproof.scoring.checks.judge"]
+        "toolproof.agents.adapters._via_gateway", "toolproof.scoring.checks.judge",
+        "toolproof.scoring.checks._loose"]
 print(json.dumps([m for m in away if m in sys.modules]))
 """
 
@@ -256,7 +257,7 @@ def test_a_run_without_models_or_pinned_tools_loads_none_of_their_machinery(
 ) -> None:
     """The summary table printed (not ``--quiet``), yet no Jinja (the HTML report's), no
     model gateway (no model, no ``--max-model-calls``), no pinned environments (no
-    ``toolenv``), no side models' adapters or judge."""
+    ``toolenv``), no side models' adapters or judge, no loose reading (a typed answer)."""
     run = ["run", "core", "--agent", "oracle", "--task", "stock-sum", "--out"]
     done = _python(AWAY, tmp_path, *run, str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr

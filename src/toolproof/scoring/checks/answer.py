@@ -20,15 +20,28 @@ that reading, for ``Score.passed_loose``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolproof.spec.answer import ANSWER_TOOL, AnswerCheck, answer_problems, same_answer
 from toolproof.trajectory import Trajectory
 
 from ..base import CheckResult, ScoringContext, check, result
 from ._commit import PASTED_MIN_CHARS, pasted_output, world_dump, world_values
-from ._loose import LooseVerdict, candidates, loose_verdict
-from ._vocabulary import Vocabulary, task_texts
+
+if TYPE_CHECKING:  # the loose reading loads with the first free-text answer it reads
+    from ._loose import candidates, loose_verdict
+    from ._vocabulary import Vocabulary
+
+
+def __getattr__(name: str) -> Any:
+    """``candidates`` and ``loose_verdict`` from :mod:`._loose`, loaded on first use (its
+    parsers are a twentieth of a one-task run's start-up; a typed answer never needs them)."""
+    if name in ("candidates", "loose_verdict"):
+        from . import _loose
+
+        return getattr(_loose, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PASTED_MIN_CHARS",
@@ -88,6 +101,8 @@ def _shown(value: Any) -> str:
 def _vocabulary(ctx: ScoringContext) -> Vocabulary:
     """The words a loose answer to this instance may use: the task's prompt and the text
     of its world's records (minus words that bound, negate or hedge), and neutral ones."""
+    from ._vocabulary import Vocabulary, task_texts
+
     return Vocabulary(task_texts(ctx.instance.task.description, ctx.initial.records))
 
 
@@ -108,6 +123,8 @@ def evaluate(spec: AnswerCheck, ctx: ScoringContext, index: int = 0) -> CheckRes
         detail += f", compare {spec.comparison})"
         data = {"submitted": value, "strict": ok, "loose": ok}
         return result(spec, index, ok, detail, data=data)
+    from ._loose import LooseVerdict, loose_verdict  # free text: the loose reading
+
     text = (ctx.trajectory.final_answer or "").strip()
     dumped = pasted_output(text, ctx.trajectory) or world_dump(
         text, world_values(ctx.initial.records, ctx.instance.task.description)
