@@ -28,7 +28,7 @@ from toolproof.sandbox._cgroup import (
     join_argv,
 )
 from toolproof.sandbox._detect import WorkspaceWatch, classify
-from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
+from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost, StartRefused
 from toolproof.sandbox._limits import ResourceLimits, nproc_argv, nproc_raise, sh_sets_rlimits
 from toolproof.sandbox._result import ExecResult
 from toolproof.sandbox._sizewatch import SizeWatch
@@ -219,6 +219,8 @@ class Launcher:
                 return run(lease.group, lease)
             except SpawnerBroken as exc:  # nothing started: the per-command path
                 lease.discard(str(exc))
+            except StartRefused:  # the host's refusal; the helper works (handed back)
+                raise
             except SpawnerLost as exc:
                 lease.discard(str(exc))
                 raise
@@ -308,8 +310,8 @@ class Launcher:
                 memory_by_text=by_rlimit_as,
                 pids_by_text=not group.has("pids"),
             )
-        except SpawnerLost:
-            broken = True
+        except SpawnerLost as exc:
+            broken = not isinstance(exc, StartRefused)  # that one's helper still works
             raise
         finally:
             if lease is None:

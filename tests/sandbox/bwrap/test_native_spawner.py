@@ -2,12 +2,14 @@
 
 Each is run directly here, as root (as CI runs), on a socket this test holds and with
 no cgroup: the same requests, hostile ones included, get the same kind of answer, and
-nothing a request says ever starts a command as root. The C one is skipped where no
-C compiler exists (the harness then runs the Python one).
+nothing a request says ever starts a command as root. The C one (and the Python one
+through the exec helper) is skipped where no C compiler exists (the harness then runs
+the Python one, forking).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 
 from toolproof.sandbox import SANDBOX_GID, SANDBOX_UID
 from toolproof.sandbox.bwrap import _spawner as spawner_module
-from toolproof.sandbox.bwrap._exec_helper import native_spawner
+from toolproof.sandbox.bwrap._exec_helper import exec_helper, native_spawner
 from toolproof.sandbox.bwrap._spawner import Spawner, SpawnerBroken
 
 _EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "25"))
@@ -31,22 +33,28 @@ _PATH = "/usr/bin:/bin"
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the spawner runs as root only")
 
 
-def _program(kind: str) -> list[str]:
-    if kind == "python":
-        return [sys.executable, "-I", "-S", str(spawner_module._HELPER)]
+def _program(kind: str, fd: int) -> list[str]:
+    if kind == "python":  # forks, Python in the child
+        return [sys.executable, "-I", "-S", str(spawner_module._HELPER), str(fd)]
+    if kind == "python, exec helper":  # posix_spawn of the exec helper
+        helper = exec_helper()
+        if helper is None:
+            pytest.skip("no C compiler: no exec helper")
+        python = [sys.executable, "-I", "-S", str(spawner_module._HELPER)]
+        return [*python, str(fd), "--exec-helper", helper]
     if shutil.which("cc") is None:
         pytest.skip("no C compiler: the harness runs the Python spawner")
     path = native_spawner()
     assert path is not None
-    return [path]
+    return [path, str(fd)]
 
 
-@pytest.fixture(params=["native", "python"])
+@pytest.fixture(params=["native", "python", "python, exec helper"])
 def spawner(request: pytest.FixtureRequest) -> Iterator[Spawner]:
     """A spawner with no cgroup, driven through the harness's own ``Spawner`` code."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     proc = subprocess.Popen(
-        [*_program(request.param), str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+        _program(request.param, theirs.fileno()), pass_fds=(theirs.fileno(),),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
     )  # fmt: skip
     theirs.close()
@@ -170,6 +178,54 @@ def test_a_repeated_name_in_a_frame_is_taken_once_the_last_one_winning(
     with os.fdopen(read, "rb") as out:
         assert out.read() == b"1\n2\n", reply
     assert spawner.receive(30).get("exit") == reply["started"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "step", "code"),
+    [
+        ({"cwd": "/no/such/dir"}, "chdir", errno.ENOENT),
+        ({"argv": ["/no/such/program"]}, "exec", errno.ENOENT),
+        ({"argv": ["/no/such/it's"]}, "exec", errno.ENOENT),  # a quote: the same prefix
+        ({"argv": ["/etc/passwd"]}, "exec", errno.EACCES),
+    ],
+)
+def test_a_failed_start_says_its_step_and_errno(
+    spawner: Spawner, fields: dict[str, object], step: str, code: int
+) -> None:
+    """What the harness decides from whose failure a start was (``start_failure``)."""
+    fields = dict(fields)
+    argv = fields.pop("argv", ["/usr/bin/id"])
+    assert isinstance(argv, list)
+    reply, _ = _run(spawner, argv, **fields)
+    assert str(reply.get("error", "")).startswith(f"could not start '{argv[0]}': {step}"), reply
+    assert reply.get("errno") == code, reply
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"argv": ["/usr/bin/id", "a\0b"]},
+        {"argv": ["/usr/bin/id", "\ud800"]},
+        {"argv": ["/usr/bin/id\0x"]},
+        {"env": {"PATH": _PATH, "A": "x\0y"}},
+        {"env": {"PATH": _PATH, "A\0B": "1"}},  # the C parser kept "A" (red team F5)
+        {"env": {"PATH": _PATH, "\udfff": "1"}},
+        {"env": {"PATH": _PATH, "A": "\ud800"}},
+        {"cwd": "/\0tmp"},
+        {"cwd": "/\ud800"},
+    ],
+)
+def test_a_string_no_program_can_be_given_is_a_bad_request(
+    spawner: Spawner, fields: dict[str, object]
+) -> None:
+    """Every spawner answers "bad request" and keeps serving (the Python one crashed on
+    these in posix_spawn, which the harness took for its own failure)."""
+    fields = dict(fields)
+    reply, _ = _run(spawner, fields.pop("argv", ["/usr/bin/id"]), **fields)
+    assert str(reply.get("error", "")).startswith("bad request"), reply
+    assert spawner.proc.poll() is None
+    reply, printed = _run(spawner, ["/usr/bin/id", "-u"])
+    assert reply["status"] == 0 and printed == f"{SANDBOX_UID}\n".encode()
 
 
 def test_a_frame_above_16_mib_ends_it(spawner: Spawner) -> None:

@@ -15,7 +15,7 @@
  *
  *   helper ERRFD UID GID CWD NKEEP FD... NLIMITS (RESOURCE SOFT HARD)... -- PROGRAM ARG...
  *
- * ERRFD is a pipe's write end: when a step fails, the helper writes what failed
+ * ERRFD is a pipe's write end: when a step fails, the helper writes "ERRNO:STEP: WHY"
  * there and exits 127; on a successful exec it is closed (close-on-exec), so the
  * spawner reads end of file. The FDs of NKEEP are kept open besides 0, 1, 2 and
  * ERRFD. Built by _exec_helper.py with the system's C compiler; where there is
@@ -39,8 +39,9 @@ static int errfd = -1;
 
 static void fail(const char *what, const char *detail) {
     char buf[600];
-    int n = snprintf(buf, sizeof buf, "%s%s%s: %s", what, detail ? " " : "", detail ? detail : "",
-                     strerror(errno));
+    int code = errno; /* "ERRNO:STEP: DESCRIPTION", as the C spawner's child writes it */
+    int n = snprintf(buf, sizeof buf, "%d:%s%s%s: %s", code, what, detail ? " " : "",
+                     detail ? detail : "", strerror(code));
     if (errfd >= 0 && n > 0)
         (void)!write(errfd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     _exit(127);

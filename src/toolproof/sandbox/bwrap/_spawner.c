@@ -7,8 +7,8 @@
  * the inherited socket, frames of a 4-byte big-endian length and a JSON object. It
  * writes {"ready": pid} once; for each request {"argv", "env", "cwd", "uid", "gid",
  * "rlimits", "fds"} (with len(fds) descriptors attached by SCM_RIGHTS) it answers
- * {"started": pid, "helped": true} once the command has exec'd, or {"error": text},
- * and later {"exit": pid, "status": waitstatus}. A request that is not understood
+ * {"started": pid, "helped": true} once the command has exec'd, or {"error": text}
+ * (with "errno": the step's errno when the child failed before its exec), and later {"exit": pid, "status": waitstatus}. A request that is not understood
  * gets an error starting "bad request"; a broken frame (above 16 MiB) ends it. End
  * of file on the socket (the harness exited or closed it) makes it SIGKILL every
  * other process in its cgroup(s) and exit.
@@ -87,13 +87,11 @@ static void send_numbers(const char *format, ...) {
         send_frame(body, (size_t)n);
 }
 
-/* {"error": text}: every byte that is not printable ASCII is escaped (as \u00XX). */
-static void send_error(const char *format, ...) {
+/* {"error": text} (with "errno": code when code >= 0): every byte that is not
+ * printable ASCII is escaped (as \u00XX). */
+static void send_failure(int code, const char *format, va_list args) {
     char text[4096];
-    va_list args;
-    va_start(args, format);
     vsnprintf(text, sizeof text, format, args);
-    va_end(args);
     char body[sizeof text * 6 + 16];
     size_t n = (size_t)snprintf(body, sizeof body, "{\"error\": \"");
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
@@ -107,8 +105,25 @@ static void send_error(const char *format, ...) {
         }
     }
     body[n++] = '"';
+    if (code >= 0)
+        n += (size_t)snprintf(body + n, 32, ", \"errno\": %d", code);
     body[n++] = '}';
     send_frame(body, n);
+}
+
+static void send_error(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    send_failure(-1, format, args);
+    va_end(args);
+}
+
+/* A start failure with the errno of the step that failed (see child_fail). */
+static void send_start_error(int code, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    send_failure(code, format, args);
+    va_end(args);
 }
 
 /* ---- requests ---- */
@@ -214,7 +229,10 @@ static const char *check(const node *tree, request *req) {
 /* ---- the child ---- */
 
 /* After vfork: strerrordesc_np is a constant string (strerror may translate, and
- * allocate in the memory the child shares with this process). */
+ * allocate in the memory the child shares with this process). It writes
+ * "ERRNO:STEP: DESCRIPTION" ("11:exec: Resource temporarily unavailable"): the
+ * parent sends the errno as a field of its own, and the harness decides from it
+ * whose failure it was (_errors.start_failure). */
 __attribute__((noreturn)) static void child_fail(int errfd, const char *what) {
     char text[600];
     int code = errno;
@@ -223,8 +241,8 @@ __attribute__((noreturn)) static void child_fail(int errfd, const char *what) {
 #else
     const char *why = NULL; /* the number alone */
 #endif
-    int n = why != NULL ? snprintf(text, sizeof text, "%s: %s", what, why)
-                        : snprintf(text, sizeof text, "%s: error %d", what, code);
+    int n = why != NULL ? snprintf(text, sizeof text, "%d:%s: %s", code, what, why)
+                        : snprintf(text, sizeof text, "%d:%s: error %d", code, what, code);
     if (n > 0)
         (void)!write(errfd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
     _exit(127);
@@ -391,7 +409,13 @@ static pid_t start(const request *req, const int *received, int nreceived) {
     said[n] = '\0';
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
-    send_error("could not start '%s': %s", req->argv[0], said);
+    char *step = said;
+    long code = strtol(said, &step, 10); /* "ERRNO:" first (child_fail) */
+    if (step == said || *step != ':' || code < 0 || code > 4095)
+        code = -1, step = said;
+    else
+        step++;
+    send_start_error((int)code, "could not start '%s': %s", req->argv[0], step);
     return 0;
 }
 

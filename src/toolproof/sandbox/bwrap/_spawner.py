@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from toolproof.sandbox import _cgroup
-from toolproof.sandbox._errors import SandboxError, SpawnerBroken, SpawnerLost
+from toolproof.sandbox._errors import SpawnerBroken, SpawnerLost, start_failure
 from toolproof.sandbox.bwrap._exec_helper import exec_helper, native_spawner
 from toolproof.sandbox.bwrap._sandbox_cgroup import SandboxCgroup
 
@@ -283,7 +283,9 @@ class Spawner:
             fds: Descriptor number in the command -> harness descriptor to put there.
 
         Raises:
-            SandboxError: The program could not be started (as ``run_tree`` says it).
+            SandboxError: The program could not be started: ``StartRefused`` (the
+                host's failure, witnessed) unless the caller's command line was too
+                long (``_errors.start_failure`` decides).
             SpawnerBroken: The helper failed; nothing was started.
             SpawnerLost: The helper failed after the request went out.
         """
@@ -306,7 +308,10 @@ class Spawner:
             return pid
         error = reply.get("error")
         if isinstance(error, str) and error.startswith("could not start '"):
-            raise SandboxError(f"{error} (in {cwd!r})")
+            code = reply.get("errno")
+            if not isinstance(code, int) or isinstance(code, bool):
+                code = None  # none reported: the harness's own program, so witnessed
+            raise start_failure(f"{error} (in {cwd!r})", code)
         if isinstance(error, str) and error.startswith("bad request"):
             raise SpawnerBroken(error)  # refused before any fork
         raise SpawnerLost(f"the sandbox's command spawner answered {reply!r}")

@@ -212,6 +212,11 @@ static node *parse_container(parser *p, node *value, int depth) {
             key = parse_text(p, &length);
             if (key == NULL)
                 goto fail;
+            if (strlen(key) != length) { /* "A\u0000B" would be cut short to "A" */
+                free(key);
+                p->error = "an object key with a NUL byte";
+                goto fail;
+            }
             skip_space(p);
             if (p->at >= p->end || *p->at != ':') {
                 free(key);

@@ -15,9 +15,12 @@ no path, so no command can connect to it): frames of a 4-byte big-endian length
 and a JSON object. It writes ``{"ready": pid}`` once, then for each request
 ``{"argv", "env", "cwd", "uid", "gid", "rlimits", "fds"}`` (with ``len(fds)``
 descriptors attached by ``SCM_RIGHTS``, put at those numbers in the child) it
-answers ``{"started": pid}`` or ``{"error": text}``, and later
-``{"exit": pid, "status": waitstatus}``. A frame that is not understood gets an
-``error`` answer; a broken frame ends the helper (the harness then falls back).
+answers ``{"started": pid}`` or ``{"error": text}`` (with ``"errno"``, the errno of
+the step that failed, when the child failed before its exec: the harness decides from
+it whose failure it was, ``_errors.start_failure``), and later
+``{"exit": pid, "status": waitstatus}``. A frame that is not understood (a NUL byte or a
+lone surrogate in a string included) gets a ``bad request`` answer, as from the C
+spawner; a broken frame ends the helper (the harness then falls back).
 
 The child, between ``fork`` and ``exec``: new session, default ``SIGPIPE`` and
 ``SIGXFSZ``, ``oom_score_adj`` back to 0, its descriptors put in place and all
@@ -44,6 +47,7 @@ import socket
 import struct
 import sys
 from collections.abc import Iterable
+from typing import NamedTuple
 
 _MAX_FRAME = 16 * 1024 * 1024
 _MAX_FDS = 16
@@ -53,6 +57,17 @@ _HEADER = struct.Struct(">I")
 def _send(sock: socket.socket, message: dict[str, object]) -> None:
     body = json.dumps(message).encode()
     sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+class _Failed(NamedTuple):
+    """The command's child failed before its exec: what it said, and the step's errno."""
+
+    text: str
+    errno: int | None
+
+
+class _BadRequest(Exception):
+    """A request with a string no program can be given: answered "bad request"."""
 
 
 class _Broken(Exception):
@@ -133,19 +148,27 @@ def _check(request: object) -> dict[str, object]:
 
 
 def _child(request: dict[str, object], received: list[int], errw: int) -> None:
-    """In the forked child: set everything up and exec; never returns."""
+    """In the forked child: set everything up and exec; never returns.
+
+    A failed step is written to ``errw`` as ``ERRNO:STEP: WHY`` (as the C spawner's
+    child and the exec helper write it; ERRNO empty for an error that has none).
+    """
+    step = "setsid"
     try:
         targets: list[int] = request["fds"]  # type: ignore[assignment]
         os.setsid()
         signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the helper blocks SIGCHLD
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
+        step = "oom_score_adj"
         adj = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
         os.write(adj, b"0")
         os.close(adj)
+        step = "fcntl"
         high = max([*targets, 2]) + 1
         errw = fcntl.fcntl(errw, fcntl.F_DUPFD_CLOEXEC, high)
         sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, high) for fd in received]
+        step = "dup2"
         for source, target in zip(sources, targets, strict=True):
             os.dup2(source, target, inheritable=True)
         keep = sorted({*targets, errw})
@@ -155,24 +178,46 @@ def _child(request: dict[str, object], received: list[int], errw: int) -> None:
                 os.closerange(start, fd)
             start = fd + 1
         os.closerange(start, 1 << 20)
+        step = "setrlimit"
         for which, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
             resource.setrlimit(which, (soft, hard))
+        step = "chdir"
         os.chdir(request["cwd"])  # type: ignore[arg-type]
         uid, gid = request["uid"], request["gid"]
+        step = "setgroups"
         os.setgroups([])
+        step = "setresgid"
         os.setresgid(gid, gid, gid)  # type: ignore[arg-type]
+        step = "setresuid"
         os.setresuid(uid, uid, uid)  # type: ignore[arg-type]
+        step = "exec"
         argv: list[str] = request["argv"]  # type: ignore[assignment]
         os.execvpe(argv[0], argv, request["env"])  # type: ignore[arg-type]
     except BaseException as exc:  # any failure is reported, then exit
         try:
-            os.write(errw, f"{type(exc).__name__}: {exc}".encode()[:4000])
+            if isinstance(exc, OSError) and exc.errno is not None:
+                said = f"{exc.errno}:{step}: {exc.strerror}"
+            else:
+                said = f":{step}: {type(exc).__name__}: {exc}"
+            os.write(errw, said.encode(errors="replace")[:4000])
         finally:
             os._exit(127)
 
 
-def _fork(request: dict[str, object], received: list[int]) -> int | str:
+def _passable(request: dict[str, object]) -> None:
+    """ValueError when a string of the request cannot reach a program (a NUL byte, a
+    lone surrogate): a bad request, refused before any fork (the harness refuses these
+    first, ``_args``; the C spawner refuses them as it parses)."""
+    env: dict[str, str] = request["env"]  # type: ignore[assignment]
+    for text in [*request["argv"], *env, *env.values(), request["cwd"]]:  # type: ignore[misc]
+        if "\0" in text:
+            raise ValueError(f"{text!r} contains a NUL byte")
+        os.fsencode(text)  # UnicodeEncodeError (a ValueError) for a lone surrogate
+
+
+def _fork(request: dict[str, object], received: list[int]) -> int | _Failed:
     """Fork the command, Python in the child; its pid once it has exec'd, or why not."""
+    _passable(request)
     errr, errw = os.pipe()
     try:
         pid = os.fork()
@@ -187,8 +232,12 @@ def _fork(request: dict[str, object], received: list[int]) -> int | str:
             os.close(errw)
 
 
-def _exec_news(pid: int, errr: int, request: dict[str, object]) -> int | str:
-    """``pid`` once the error pipe reads end of file (it exec'd), else why it failed."""
+def _exec_news(pid: int, errr: int, request: dict[str, object]) -> int | _Failed:
+    """``pid`` once the error pipe reads end of file (it exec'd), else why it failed.
+
+    The child wrote ``ERRNO:STEP: WHY`` (``_child``, the exec helper); the errno is
+    passed on as a number of its own.
+    """
     chunks = []
     while chunk := os.read(errr, 4096):
         chunks.append(chunk)
@@ -197,10 +246,15 @@ def _exec_news(pid: int, errr: int, request: dict[str, object]) -> int | str:
     os.waitpid(pid, 0)
     argv = request["argv"]
     name = argv[0] if isinstance(argv, list) else "?"
-    return f"could not start {name!r}: " + b"".join(chunks).decode(errors="replace")
+    said = b"".join(chunks).decode(errors="replace")
+    number, colon, rest = said.partition(":")
+    code = int(number) if colon and number.isdigit() and len(number) < 5 else None
+    if colon and (code is not None or not number):
+        said = rest
+    return _Failed(f"could not start '{name}': {said}", code)
 
 
-def _helped(helper: str, request: dict[str, object], received: list[int]) -> int | str | None:
+def _helped(helper: str, request: dict[str, object], received: list[int]) -> int | _Failed | None:
     """Start the command through the exec helper; its pid, why it failed, or None when
     the helper itself could not be started (nothing ran: the caller forks instead)."""
     targets: list[int] = request["fds"]  # type: ignore[assignment]
@@ -228,6 +282,8 @@ def _helped(helper: str, request: dict[str, object], received: list[int]) -> int
         except OSError as exc:
             print(f"toolproof spawner: the exec helper failed ({exc}); forking", file=sys.stderr)
             return None
+        except ValueError as exc:  # a NUL byte or a lone surrogate: nothing started
+            raise _BadRequest(str(exc)) from exc
         finally:  # every write end of the error pipe but the helper's, before reading it
             for fd in moved:
                 os.close(fd)
@@ -244,20 +300,29 @@ class _Starter:
         """``helper``: the exec helper's path, or None to always fork."""
         self.helper = helper
 
-    def start(self, request: dict[str, object], received: list[int]) -> tuple[int, int, bool] | str:
-        """Start the command: (pid, pidfd, helped) once it has exec'd, or why it could not."""
+    def start(
+        self, request: dict[str, object], received: list[int]
+    ) -> tuple[int, int, bool] | str | _Failed:
+        """Start the command: (pid, pidfd, helped) once it has exec'd, or why it could not.
+
+        Raises:
+            _BadRequest: A string of the request cannot reach a program.
+        """
         targets = request["fds"]
         if not isinstance(targets, list) or len(targets) != len(received):
             return f"{len(received)} descriptors arrived for {targets!r}"
-        started: int | str | None = None
+        started: int | _Failed | None = None
         if self.helper is not None and {0, 1, 2} <= set(targets) and max(targets) < 1024:
             started = _helped(self.helper, request, received)
             if started is None:
                 self.helper = None  # it cannot be run (removed meanwhile?): fork from now on
         helped = started is not None
         if started is None:
-            started = _fork(request, received)
-        if isinstance(started, str):
+            try:
+                started = _fork(request, received)
+            except ValueError as exc:  # _passable
+                raise _BadRequest(str(exc)) from exc
+        if isinstance(started, _Failed):
             return started
         return started, os.pidfd_open(started), helped
 
@@ -315,6 +380,9 @@ def _serve(sock: socket.socket, procs_files: list[str], starter: _Starter) -> No
                         continue
                     try:
                         started = starter.start(request, received)
+                    except _BadRequest as exc:  # as the C spawner answers it
+                        _send(sock, {"error": f"bad request: {exc}"})
+                        continue
                     except OSError as exc:  # fork or pipe refused: say so, keep serving
                         started = f"could not start the command: {exc}"
                 finally:
@@ -322,6 +390,9 @@ def _serve(sock: socket.socket, procs_files: list[str], starter: _Starter) -> No
                         os.close(fd)
                 if isinstance(started, str):
                     _send(sock, {"error": started})
+                    continue
+                if isinstance(started, _Failed):
+                    _send(sock, {"error": started.text, "errno": started.errno})
                     continue
                 pid, pidfd, helped = started
                 sel.register(pidfd, selectors.EVENT_READ, pid)

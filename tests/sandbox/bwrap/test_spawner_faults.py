@@ -1,0 +1,105 @@
+"""Failures around the spawner that are the host's, not the command's (red team, spawner).
+
+A start the host refuses (here: the sandbox uid over the spawner's ``RLIMIT_NPROC``, as
+other episodes' sandboxes fill a host's finite limit) is a fault toolproof witnessed,
+whichever spawner started it; kernel memory a command left charged to the sandbox's
+cgroup (an inode bomb) does not make the next commands run out of memory. These need
+a root harness with a writable cgroup (as CI runs); elsewhere they skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toolproof.sandbox import SANDBOX_GID, SANDBOX_UID, ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox._cgroup import host_support
+from toolproof.sandbox._errors import SpawnerLost, StartRefused
+from toolproof.sandbox.bwrap import _spawner as spawner_module
+from toolproof.sandbox.bwrap._exec_helper import exec_helper
+from toolproof.sandbox.bwrap._spawner import Spawner
+from toolproof.sandbox.bwrap._spawner_slot import SpawnerSlot
+from toolproof.tools.gateway import WITNESSED_FAULTS
+
+SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=256, pids=32, workspace_mb=16)
+
+
+def _usable() -> None:
+    if get_backend("bwrap").unavailable_reason() is not None:
+        pytest.skip("bwrap unusable here")
+    if os.geteuid() != 0 or not host_support().parents:
+        pytest.skip("the spawner needs a root harness with a writable cgroup")
+
+
+def _warm(box: Sandbox) -> Spawner:
+    """Run commands until one went through the spawner; that spawner."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert box.exec("true").ok
+        slot = box._slot
+        assert slot is None or isinstance(slot, SpawnerSlot)
+        if slot is not None and slot._spawner is not None and not slot._spawner._pending:
+            return slot._spawner
+        assert time.monotonic() < deadline, "the spawner never became ready"
+        time.sleep(0.05)
+
+
+def _way(monkeypatch: pytest.MonkeyPatch, way: str) -> None:
+    """Make the sandboxes of this test start commands ``way``."""
+    if way != "forked" and exec_helper() is None:
+        pytest.skip("nothing built here (no C compiler)")
+    if way != "native":
+        monkeypatch.setattr(spawner_module, "native_spawner", lambda: None)
+    if way == "forked":
+        monkeypatch.setattr(spawner_module, "exec_helper", lambda: None)
+
+
+@contextlib.contextmanager
+def _sandbox_user_processes(count: int) -> Iterator[None]:
+    """``count`` processes of the sandbox uid (other episodes' commands), killed after."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(count):
+            procs.append(subprocess.Popen(["sleep", "120"], user=SANDBOX_UID, group=SANDBOX_GID,
+                                          extra_groups=[], start_new_session=True))  # fmt: skip
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("way", ["native", "exec helper", "forked"])
+def test_a_start_the_host_refuses_is_a_witnessed_fault_not_the_callers(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, way: str
+) -> None:
+    """The exec of bwrap fails with EAGAIN (the sandbox uid is over the spawner's
+    RLIMIT_NPROC): a StartRefused, a SpawnerLost the gateway counts as witnessed (the
+    episode is an infra_error), with the step and its error in the message; the
+    spawner is kept and serves the next command once the limit is back."""
+    _usable()
+    _way(monkeypatch, way)
+    with get_backend("bwrap")(workspace, SMALL) as box:
+        spawner = _warm(box)
+        pid = spawner.proc.pid
+        before = resource.prlimit(pid, resource.RLIMIT_NPROC)
+        with _sandbox_user_processes(3):
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (1, before[1]))  # a full host limit
+            try:
+                with pytest.raises(StartRefused) as caught:
+                    box.exec("echo hi")
+            finally:
+                resource.prlimit(pid, resource.RLIMIT_NPROC, before)
+        assert isinstance(caught.value, SpawnerLost)
+        assert isinstance(caught.value, WITNESSED_FAULTS)
+        assert "could not start '" in str(caught.value)
+        assert "exec" in str(caught.value) and "temporarily unavailable" in str(caught.value)
+        assert box.exec("echo again").stdout == "again\n"
+        assert isinstance(box._slot, SpawnerSlot) and box._slot._spawner is spawner
