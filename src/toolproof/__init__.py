@@ -11,7 +11,7 @@ Map::
 
 from __future__ import annotations
 
-import importlib
+from toolproof._lazy import load_name
 
 from ._version import __version__
 
@@ -95,12 +95,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """Import a public name from its sub-package on first use, then keep it here."""
-    package = _HOME_OF.get(name)
-    if package is None:
-        raise AttributeError(f"module 'toolproof' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{package}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
 
 
 def __dir__() -> list[str]:

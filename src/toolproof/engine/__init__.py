@@ -6,8 +6,9 @@ Map::
         --run_episode--> (Trajectory, Score) --EpisodeRecord--> RunStore --> summary.json
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from toolproof._lazy import load_name
 
 if TYPE_CHECKING:
     from .config import RunConfig
@@ -29,12 +30,7 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 def __getattr__(name: str) -> Any:
     """Load a name on first use: ``toolproof run`` needs the runner, not time travel
     (``replay``, and the comparison metrics behind it)."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
 
 
 __all__ = [

@@ -15,8 +15,9 @@ Map:
       mode with their recorded errors first, infra errors apart, the infra banner.
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from toolproof._lazy import load_name
 
 if TYPE_CHECKING:
     from toolproof.metrics.baseline import (
@@ -93,12 +94,7 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 def __getattr__(name: str) -> Any:
     """Load a name on first use: a run needs :func:`summarize`, not the comparisons,
     baselines and failure reports beside it."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
 
 
 __all__ = [

@@ -11,8 +11,9 @@ Reads what the engine wrote (``toolproof.results``); never imports the engine.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from toolproof._lazy import load_name
 
 if TYPE_CHECKING:
     from .console import headline, print_summary
@@ -30,12 +31,7 @@ _HOME_OF = {
 def __getattr__(name: str) -> Any:
     """Load a name on first use: a run prints the console summary without the HTML
     report's Jinja templates (jinja2 alone is a tenth of a one-task run's start-up)."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
 
 
 __all__ = ["MissingExtraError", "headline", "print_summary", "render_report", "write_report"]

@@ -7,8 +7,9 @@ Map::
     engine --RunStore.append--> run_dir --RunReader--> metrics, report, viewer
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from toolproof._lazy import load_name
 
 from ._format import DB_NAME, SUMMARY, TRAJECTORIES, RunDirError
 from .lock import LOCK_NAME, RunLock, RunLockedError
@@ -31,12 +32,7 @@ def __getattr__(name: str) -> Any:
     """The record model and the writer load on first use: reading a run's rows (the
     viewer's first page) needs neither pydantic's record models nor the scoring package
     behind them."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
 
 
 __all__ = [

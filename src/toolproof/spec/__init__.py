@@ -7,10 +7,11 @@ Map::
 
 from __future__ import annotations
 
-import importlib
 import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from toolproof._lazy import load_name
 
 if TYPE_CHECKING:
     from ._semantic import all_checks, solution_calls, suite_root_of
@@ -227,12 +228,7 @@ def __getattr__(name: str) -> Any:
     The package imports nothing at first, so that ``toolproof.spec.errors`` (which the
     CLI needs for every command) does not pull in pydantic and every model.
     """
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
 
 
 def __dir__() -> list[str]:

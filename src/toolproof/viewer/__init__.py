@@ -16,8 +16,9 @@ Reads run directories only (``toolproof.results``); never imports the engine.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from toolproof._lazy import load_name
 
 if TYPE_CHECKING:
     from ._app import create_app
@@ -36,9 +37,4 @@ _HOME_OF = {
 def __getattr__(name: str) -> Any:
     """Load a name on first use: ``toolproof run`` stores a run's overview through
     :func:`write_overview` without importing the web server (Starlette, Jinja)."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return load_name(__name__, _HOME_OF, name)
