@@ -103,3 +103,21 @@ def test_a_start_the_host_refuses_is_a_witnessed_fault_not_the_callers(
         assert "exec" in str(caught.value) and "temporarily unavailable" in str(caught.value)
         assert box.exec("echo again").stdout == "again\n"
         assert isinstance(box._slot, SpawnerSlot) and box._slot._spawner is spawner
+
+
+def test_kernel_memory_a_command_left_charged_gets_a_fresh_cgroup(workspace: Path) -> None:
+    """An inode bomb (20,000 empty workspace files, ~1 KiB of kernel memory each, no
+    tmpfs pages) left ~19 MiB charged to the sandbox cgroup and every later command of
+    a 32 MiB sandbox was OOM-killed; now the helper and its cgroup are replaced."""
+    _usable()
+    limits = ResourceLimits(wall_s=60, memory_mb=32, pids=24, workspace_mb=512)
+    with get_backend("bwrap")(workspace, limits) as box:
+        first = _warm(box)
+        bomb = "i=0; while [ $i -lt 20000 ]; do : > f$i; i=$((i+1)); done; echo made"
+        assert box.exec(bomb).stdout == "made\n"
+        hog = ["python3", "-c", "b = bytearray(12 << 20); print(len(b))"]
+        for _ in range(2):
+            result = box.exec(hog)
+            assert result.ok and result.limit_hit is None, result
+        assert isinstance(box._slot, SpawnerSlot) and box._slot._spawner is not first
+        assert box.exec("ls | wc -l").stdout == "20000\n"  # the files stay; their charge left

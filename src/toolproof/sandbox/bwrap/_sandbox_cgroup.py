@@ -128,3 +128,30 @@ class SandboxCgroup(CommandCgroup):
         if not self.has("memory"):
             return 0
         return self._counter("memory", "memory.stat", "shmem")
+
+    def held_bytes(self) -> int:
+        """Bytes charged to this cgroup that reclaim cannot free (0 without a memory cgroup).
+
+        All it is charged (``memory.current``, v1 ``memory.usage_in_bytes``, kernel
+        memory included) but the page cache of files other than tmpfs (v2: and
+        reclaimable slab), which the kernel frees before it OOM-kills. With only the
+        helper left, that is the helper's few pages plus whatever a command left that
+        outlives it: tmpfs pages, and the inodes and dentries of workspace files (an
+        inode bomb leaves ~1 KiB a file, which no tmpfs counter shows).
+        """
+        if not self.has("memory"):
+            return 0
+        version, path = self._dirs["memory"]
+        stat = {}
+        for line in _read(f"{path}/memory.stat").splitlines():
+            name, _, value = line.partition(" ")
+            if value.isdigit():
+                stat[name] = int(value)
+        usage = _read(f"{path}/{'memory.current' if version == 2 else 'memory.usage_in_bytes'}")
+        if not usage.strip().isdigit():
+            return 0
+        if version == 2:  # "file" counts tmpfs pages too
+            freeable = stat.get("file", 0) + stat.get("slab_reclaimable", 0)
+        else:  # "cache" counts tmpfs pages too
+            freeable = stat.get("cache", 0)
+        return max(0, int(usage) - freeable + stat.get("shmem", 0))

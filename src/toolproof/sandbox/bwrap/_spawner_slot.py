@@ -9,7 +9,10 @@ killing "everything but the helper" after a command is exact. ``release`` kills
 what the command left. The helper is replaced when its cgroup keeps more than
 ``_SHMEM_RECYCLE`` of tmpfs pages charged (files a command wrote to the workspace
 tmpfs stay charged to the cgroup that wrote them; removing the cgroup hands them to
-its parent, as after a per-command cgroup).
+its parent, as after a per-command cgroup), or more than ``_HELD_RECYCLE`` that
+reclaim cannot free in all (the inodes and dentries of workspace files are kernel
+memory charged the same way: an inode bomb left them, and every later command ran
+out of memory).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ __all__ = ["Lease", "SpawnerSlot"]
 _log = logging.getLogger(__name__)
 #: Bytes of tmpfs (shmem) pages left charged to the cgroup after which it is replaced.
 _SHMEM_RECYCLE = 4 * 1024 * 1024
+#: Bytes reclaim cannot free (``held_bytes``: the helper's own ~1 MiB included) left
+#: charged to the cgroup with only the helper alive, after which it is replaced.
+_HELD_RECYCLE = 8 * 1024 * 1024
 
 
 class Lease:
@@ -144,7 +150,8 @@ class SpawnerSlot:
     def _give_back(self, spawner: Spawner) -> None:
         try:
             spawner.group.kill_all()
-            if spawner.group.shmem_bytes() > _SHMEM_RECYCLE:
+            group = spawner.group
+            if group.shmem_bytes() > _SHMEM_RECYCLE or group.held_bytes() > _HELD_RECYCLE:
                 self._drop()
                 self._new(*spawner.group.limits, wait=False)  # ready for the next one
         finally:
