@@ -51,7 +51,7 @@ def test_bad_commands_and_env(process_box: Sandbox) -> None:
         with pytest.raises(SandboxError, match=why):
             process_box.exec(bad)
     for key, value in (("A", "\ud800"), ("\ud800", "x"), ("A", "a\0")):
-        with pytest.raises(SandboxError, match="not a valid name"):
+        with pytest.raises(SandboxError, match=r"not a valid name|contains a (NUL|lone)"):
             process_box.exec("true", env={key: value})
     with pytest.raises(SandboxError, match="lone surrogate"):
         process_box.exec("true", cwd="/workspace/\ud800")

@@ -90,11 +90,18 @@ def inner_cwd(cwd: str) -> str:
 
 
 def check_env(env: Mapping[str, str] | None) -> dict[str, str]:
-    """The variables added to a sandbox's environment, each checked to be a name and a string."""
+    """The variables added to a sandbox's environment, each checked to be a name and a string.
+
+    A name is non-empty text without ``=``; neither a name nor a value may hold a NUL
+    byte or a lone surrogate (``_unpassable``).
+    """
     checked = dict(env or {})
     for key, value in checked.items():
-        if not key or "=" in key or _unpassable(key) or _unpassable(str(value)):
+        if not isinstance(key, str) or not key or "=" in key or _unpassable(key):
             raise SandboxError(f"env variable {key!r} is not a valid name/value pair")
         if not isinstance(value, str):
             raise SandboxError(f"env[{key!r}] must be a string, got {type(value).__name__}")
+        why = _unpassable(value)
+        if why is not None:
+            raise SandboxError(f"env[{key!r}] contains {why}, which no program can be given")
     return checked

@@ -18,8 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from toolproof.sandbox import SANDBOX_GID, SANDBOX_UID, ResourceLimits, Sandbox, get_backend
+from toolproof.sandbox import (
+    SANDBOX_GID,
+    SANDBOX_UID,
+    ResourceLimits,
+    Sandbox,
+    SandboxError,
+    get_backend,
+)
 from toolproof.sandbox._cgroup import host_support
 from toolproof.sandbox._errors import SpawnerLost, StartRefused
 from toolproof.sandbox.bwrap import _spawner as spawner_module
@@ -28,6 +37,7 @@ from toolproof.sandbox.bwrap._spawner import Spawner
 from toolproof.sandbox.bwrap._spawner_slot import SpawnerSlot
 from toolproof.tools.gateway import WITNESSED_FAULTS
 
+_EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "12"))
 SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=256, pids=32, workspace_mb=16)
 
 
@@ -121,3 +131,46 @@ def test_kernel_memory_a_command_left_charged_gets_a_fresh_cgroup(workspace: Pat
             assert result.ok and result.limit_hit is None, result
         assert isinstance(box._slot, SpawnerSlot) and box._slot._spawner is not first
         assert box.exec("ls | wc -l").stdout == "20000\n"  # the files stay; their charge left
+
+
+_UNPASSABLE = st.sampled_from(["\0", "\ud800", "\udfff", "a\0", "\udbff\udbff"])
+
+
+@settings(max_examples=_EXAMPLES, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(
+    where=st.sampled_from(["env name", "env value", "cwd", "argv"]),
+    before=st.text(alphabet="abc/", max_size=3),
+    bad=_UNPASSABLE,
+)
+def test_a_string_no_program_can_be_given_is_the_callers_error(
+    box: Sandbox, where: str, before: str, bad: str
+) -> None:
+    """Through the real backend: a NUL byte or a lone surrogate in a variable, the
+    directory or a word of the command is the caller's SandboxError, refused before the
+    spawner (never a StartRefused, never a SpawnerLost); the same spawner runs on."""
+    spawner = box._slot._spawner if isinstance(box._slot, SpawnerSlot) else None
+    text = before + bad
+    env, cwd, command = {"A": "1"}, "/workspace", ["/bin/echo", "x"]
+    if where == "env name":
+        env = {"A" + text: "1"}
+    elif where == "env value":
+        env = {"A": text}
+    elif where == "cwd":
+        cwd = "/workspace/" + text
+    else:
+        command = ["/bin/echo", text]
+    with pytest.raises(SandboxError, match=r"NUL byte|lone surrogate|not a valid name") as caught:
+        box.exec(command, env=env, cwd=cwd)
+    assert not isinstance(caught.value, SpawnerLost)
+    assert box.exec("echo on").stdout == "on\n"
+    assert isinstance(box._slot, SpawnerSlot) and box._slot._spawner is spawner is not None
+
+
+@pytest.fixture
+def box(workspace: Path) -> Iterator[Sandbox]:
+    """A bwrap sandbox whose commands go through its spawner, ready."""
+    _usable()
+    with get_backend("bwrap")(workspace, SMALL) as sandbox:
+        _warm(sandbox)
+        yield sandbox

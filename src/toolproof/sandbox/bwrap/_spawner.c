@@ -148,15 +148,40 @@ static int strings(const node *list, size_t at_least) {
     return 1;
 }
 
+static int by_text(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 1 when ``object`` names one key twice (json.dumps never does), -1 out of memory:
+ * sorted, O(n log n), where comparing every pair was quadratic in a huge env. */
+static int repeats(const node *object) {
+    if (object->count < 2)
+        return 0;
+    char **keys = malloc(object->count * sizeof *keys);
+    if (keys == NULL)
+        return -1;
+    memcpy(keys, object->keys, object->count * sizeof *keys);
+    qsort(keys, object->count, sizeof *keys, by_text);
+    int found = 0;
+    for (size_t i = 1; i < object->count && !found; i++)
+        found = strcmp(keys[i - 1], keys[i]) == 0;
+    free(keys);
+    return found;
+}
+
 /* Check ``tree`` as _spawner_main._check does and fill ``req``; NULL or what is wrong. */
 static const char *check(const node *tree, request *req) {
     if (tree->kind != J_OBJECT)
         return "a request must be a JSON object";
+    if (repeats(tree) != 0)
+        return "a request must not repeat a field";
     const node *argv = field(tree, "argv"), *env = field(tree, "env"), *cwd = field(tree, "cwd");
     if (!strings(argv, 1))
         return "argv must be a non-empty list of strings";
     if (env == NULL || env->kind != J_OBJECT)
         return "env must map strings to strings";
+    if (repeats(env) != 0)
+        return "env must not repeat a name";
     for (size_t i = 0; i < env->count; i++) {
         const node *value = env->items[i];
         if (value->kind != J_STRING || strlen(value->text) != value->length ||
@@ -211,12 +236,7 @@ static const char *check(const node *tree, request *req) {
     for (size_t i = 0; i < argv->count; i++)
         req->argv[i] = argv->items[i]->text;
     size_t n = 0;
-    for (size_t i = 0; i < env->count; i++) {
-        int later = 0; /* a repeated name: the last one wins, as in Python */
-        for (size_t j = i + 1; j < env->count && !later; j++)
-            later = strcmp(env->keys[i], env->keys[j]) == 0;
-        if (later)
-            continue;
+    for (size_t i = 0; i < env->count; i++) { /* no name repeats (checked above) */
         size_t size = strlen(env->keys[i]) + env->items[i]->length + 2;
         req->env[n] = malloc(size);
         if (req->env[n] == NULL)

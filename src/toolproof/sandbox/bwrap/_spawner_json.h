@@ -350,7 +350,7 @@ static node *parse_value(parser *p, int depth) {
 }
 
 static node *field(const node *object, const char *key) {
-    node *found = NULL; /* the last one wins, as in Python */
+    node *found = NULL; /* check() refuses a request that repeats one */
     for (size_t i = 0; i < object->count; i++)
         if (strcmp(object->keys[i], key) == 0)
             found = object->items[i];

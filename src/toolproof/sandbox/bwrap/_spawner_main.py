@@ -117,6 +117,15 @@ def _all_str(values: Iterable[object]) -> bool:
     return set(map(type, values)) <= {str}
 
 
+def _unrepeated(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's pairs as a dict; ValueError when a name repeats (``json.dumps``
+    never writes one; the C spawner refuses it too)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("a JSON object must not repeat a name")
+    return obj
+
+
 def _check(request: object) -> dict[str, object]:
     """The request if it has every field with the right type, else ValueError."""
     if not isinstance(request, dict):
@@ -374,7 +383,7 @@ def _serve(sock: socket.socket, procs_files: list[str], starter: _Starter) -> No
                 received = reader.take_fds()
                 try:
                     try:
-                        request = _check(json.loads(body))
+                        request = _check(json.loads(body, object_pairs_hook=_unrepeated))
                     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeError
                         _send(sock, {"error": f"bad request: {exc}"})
                         continue
