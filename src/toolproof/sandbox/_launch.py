@@ -82,6 +82,9 @@ class Launcher:
     """Runs a built argv for ``Sandbox`` (its base class; see the module docstring)."""
 
     name: ClassVar[str]
+    #: Every argv it starts begins with the harness's own program (``bwrap``, the gate),
+    #: so a failed start is the host's (``_errors.start_failure``), not the caller's.
+    own_program: ClassVar[bool] = False
     owner: tuple[int, int] | None = None
     _fs: WorkspaceFs | None = None
     workspace: Path
@@ -160,6 +163,7 @@ class Launcher:
                 pass_fds=pass_fds,
                 watch=watch,
                 user=user,
+                own_program=self.own_program,
             )
         finally:
             with self._lock:

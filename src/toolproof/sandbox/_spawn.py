@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import IO, Protocol
 
 from toolproof.sandbox._cgroup import CommandCgroup
-from toolproof.sandbox._errors import SandboxError
+from toolproof.sandbox._errors import SandboxError, start_failure
 
 __all__ = ["Child", "Outcome", "kill_tree", "run_child", "run_tree"]
 
@@ -302,6 +302,7 @@ def run_tree(
     pass_fds: Sequence[int] = (),
     watch: Callable[[], str | None] | None = None,
     user: tuple[int, int] | None = None,
+    own_program: bool = False,
 ) -> Outcome:
     """Run ``argv`` and return what happened; never leaves a process of the tree behind.
 
@@ -320,9 +321,12 @@ def run_tree(
             returns stops the tree with that reason (e.g. ``"workspace_size"``).
         user: Host (uid, gid) to start the process as, with no supplementary groups
             (needs root); None keeps the harness's identity.
+        own_program: ``argv[0]`` is the harness's own program (``bwrap``, the gate),
+            never the caller's: a failed start is judged by ``start_failure``.
 
     Raises:
-        SandboxError: The program could not be started at all.
+        SandboxError: The program could not be started at all (with ``own_program``,
+            ``StartRefused`` for any reason but ``E2BIG``: the host's, witnessed).
     """
     try:
         proc = subprocess.Popen(
@@ -340,7 +344,8 @@ def run_tree(
             extra_groups=None if user is None else [],
         )
     except OSError as exc:
-        raise SandboxError(f"could not start {argv[0]!r} in {cwd!r}: {exc}") from exc
+        message = f"could not start {argv[0]!r} in {cwd!r}: {exc}"
+        raise (start_failure(message, exc.errno) if own_program else SandboxError(message)) from exc
     return run_child(
         _PopenChild(proc, group), stdin=stdin, wall_s=wall_s, output_bytes=output_bytes,
         group=group, on_start=on_start, watch=watch,

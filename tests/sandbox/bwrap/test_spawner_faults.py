@@ -115,6 +115,26 @@ def test_a_start_the_host_refuses_is_a_witnessed_fault_not_the_callers(
         assert isinstance(box._slot, SpawnerSlot) and box._slot._spawner is spawner
 
 
+def test_a_start_the_host_refuses_on_the_per_command_path_is_witnessed_too(
+    workspace: Path,
+) -> None:
+    """A sandbox's first command takes the per-command path (its spawner starts in the
+    background): the exec of the harness's program as the sandbox uid fails with
+    EAGAIN under the harness's own RLIMIT_NPROC, and that is a StartRefused too."""
+    _usable()
+    with get_backend("bwrap")(workspace, SMALL) as box:
+        before = resource.getrlimit(resource.RLIMIT_NPROC)
+        with _sandbox_user_processes(3):
+            resource.setrlimit(resource.RLIMIT_NPROC, (1, before[1]))  # a full host limit
+            try:
+                with pytest.raises(StartRefused, match="could not start") as caught:
+                    box.exec("echo hi")
+            finally:
+                resource.setrlimit(resource.RLIMIT_NPROC, before)
+        assert isinstance(caught.value, WITNESSED_FAULTS)
+        assert "temporarily unavailable" in str(caught.value)
+
+
 def test_kernel_memory_a_command_left_charged_gets_a_fresh_cgroup(workspace: Path) -> None:
     """An inode bomb (20,000 empty workspace files, ~1 KiB of kernel memory each, no
     tmpfs pages) left ~19 MiB charged to the sandbox cgroup and every later command of

@@ -330,6 +330,7 @@ class BwrapSandbox(Sandbox):
 
     isolated = True
     drops_root = True
+    own_program = True  # prlimit, bwrap, the gate or the cgroup join: never the command
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
