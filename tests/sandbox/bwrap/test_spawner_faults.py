@@ -9,6 +9,7 @@ a root harness with a writable cgroup (as CI runs); elsewhere they skip.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import resource
@@ -35,7 +36,12 @@ from toolproof.sandbox.bwrap import _spawner as spawner_module
 from toolproof.sandbox.bwrap._exec_helper import exec_helper
 from toolproof.sandbox.bwrap._spawner import Spawner
 from toolproof.sandbox.bwrap._spawner_slot import SpawnerSlot
+from toolproof.spec import SandboxSpec, WorldSpec
+from toolproof.tools import ToolContext, ToolCrash, ToolGateway, load_builtin, registry
 from toolproof.tools.gateway import WITNESSED_FAULTS
+from toolproof.tools.toolkits.shell import SETTINGS_KEY, episode_shell
+from toolproof.trajectory import ToolCall
+from toolproof.worlds import World
 
 _EXAMPLES = int(os.environ.get("TOOLPROOF_FUZZ_EXAMPLES", "12"))
 SMALL = ResourceLimits(wall_s=20, cpu_s=10, memory_mb=256, pids=32, workspace_mb=16)
@@ -194,3 +200,28 @@ def box(workspace: Path) -> Iterator[Sandbox]:
     with get_backend("bwrap")(workspace, SMALL) as sandbox:
         _warm(sandbox)
         yield sandbox
+
+
+def test_through_the_gateway_a_start_the_host_refuses_is_an_infra_error(tmp_path: Path) -> None:
+    """run_command's call ends in a witnessed ToolCrash (the episode's infra_error,
+    retried), not in a tool error or crash charged to the agent."""
+    _usable()
+    load_builtin()
+    world = World(WorldSpec(files={"a.txt": "a\n"}), tmp_root=tmp_path)
+    ctx = ToolContext(world=world, scratch={SETTINGS_KEY: SandboxSpec(backend="bwrap", wall_s=30)})
+    gateway = ToolGateway([registry()["run_command"]], ctx, timeout_s=60)
+    try:
+        spawner = _warm(episode_shell(ctx).box)
+        pid = spawner.proc.pid
+        before = resource.prlimit(pid, resource.RLIMIT_NPROC)
+        with _sandbox_user_processes(3):
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (1, before[1]))  # a full host limit
+            try:
+                call = ToolCall(id="c1", name="run_command", arguments={"command": "echo hi"})
+                with pytest.raises(ToolCrash, match="could not start"):
+                    asyncio.run(gateway.call(call))
+            finally:
+                resource.prlimit(pid, resource.RLIMIT_NPROC, before)
+        assert gateway.crash_witnessed
+    finally:
+        world.close()
