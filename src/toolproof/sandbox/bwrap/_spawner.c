@@ -92,7 +92,7 @@ static void send_numbers(const char *format, ...) {
 static void send_failure(int code, const char *format, va_list args) {
     char text[4096];
     vsnprintf(text, sizeof text, format, args);
-    char body[sizeof text * 6 + 16];
+    char body[sizeof text * 6 + 64]; /* the escaped text, the quotes, braces and errno */
     size_t n = (size_t)snprintf(body, sizeof body, "{\"error\": \"");
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
         if (*c == '"' || *c == '\\') {
