@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `toolproof --help` needs no typing module
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["load_name"]
 
