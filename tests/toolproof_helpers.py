@@ -151,3 +151,36 @@ def run_single(config: Any, run_dir: Path) -> tuple[Any, dict[str, Any]]:
         summary = reader.summary()
     assert summary is not None
     return record, summary
+
+
+def stored_count(run_dir: Path) -> int:
+    """Episodes a run folder's ``run.db`` holds now (0 before it exists, or while busy):
+    read-only, so a test may watch a run in another process."""
+    import sqlite3
+
+    db = run_dir / "run.db"
+    if not db.is_file():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+            (count,) = conn.execute("SELECT COUNT(*) FROM episodes").fetchone()
+    except sqlite3.Error:  # not created yet, or busy
+        return 0
+    return int(count)
+
+
+def stored_sequence(run_dir: Path) -> dict[str, int]:
+    """The order each stored episode was appended in, by key (a rerun would get a new one)."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True) as conn:
+        return dict(conn.execute("SELECT key, seq FROM episodes").fetchall())
+
+
+def run_results(run_dir: Path) -> tuple[Any, Any]:
+    """A finished run's summary and trajectories, timings stripped (to compare two runs)."""
+    import json
+
+    summary = json.loads((run_dir / "summary.json").read_text())
+    lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
+    return strip_timing(summary), [strip_timing(json.loads(line)) for line in lines]

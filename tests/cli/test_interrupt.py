@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,22 +20,10 @@ from typing import IO, Any
 import pytest
 import toolproof_test_agents as test_agents
 
-from toolproof_helpers import FIXTURES, CliResult
+from toolproof_helpers import FIXTURES, CliResult, stored_count
 
 Invoke = Callable[..., CliResult]
 COMMAND = [sys.executable, "-c", "import sys; from toolproof.cli import main; sys.exit(main())"]
-
-
-def _stored(run_dir: Path) -> int:
-    db = run_dir / "run.db"
-    if not db.is_file():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
-            (count,) = conn.execute("SELECT COUNT(*) FROM episodes").fetchone()
-    except sqlite3.Error:  # not created yet, or busy
-        return 0
-    return int(count)
 
 
 def _env(sleep: str | None = None) -> dict[str, str]:
@@ -77,7 +64,7 @@ def start(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
 
 def _wait_stored(process: subprocess.Popen[str], run_dir: Path, count: int) -> None:
     deadline = time.monotonic() + 120
-    while _stored(run_dir) < count:
+    while stored_count(run_dir) < count:
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, f"fewer than {count} episodes stored within 120 s"
         time.sleep(0.05)
@@ -113,7 +100,7 @@ def test_ctrl_c_stops_a_builtin_agent_run_with_a_partial_summary(
     assert f"Continue with: toolproof run --resume {run_dir}" in err
     episodes = _summary(run_dir)["episodes"]
     assert episodes["complete"] is False
-    assert episodes["finished"] == _stored(run_dir)
+    assert episodes["finished"] == stored_count(run_dir)
     assert episodes["finished"] < episodes["planned"] / 4, "the run went on after Ctrl-C"
     assert f"results: {run_dir}" in out
 

@@ -6,19 +6,24 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import toolproof_test_agents as test_agents
 
 from toolproof.spec import load_suite, resolve_suite_path
-from toolproof_helpers import FIXTURES, CliResult, make_task, strip_timing
+from toolproof_helpers import (
+    FIXTURES,
+    CliResult,
+    make_task,
+    run_results,
+    stored_count,
+    stored_sequence,
+)
 
 Invoke = Callable[..., CliResult]
 AGENT = "python:toolproof_test_agents:SlowRandom"
@@ -26,30 +31,6 @@ TASKS = [f"--task={task.id}" for task in load_suite("core").tasks[:12]]
 """A dozen core tasks (36 episodes): enough to kill a run halfway, quick to run twice."""
 RUN = ["--agent", AGENT, "--epochs", "3", "--seed", "5", "--parallel", "1", *TASKS]
 """``toolproof run CORE_COPY ...`` (a copy of core: edits to the real one cannot interfere)."""
-
-
-def _stored(run_dir: Path) -> int:
-    db = run_dir / "run.db"
-    if not db.is_file():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
-            (count,) = conn.execute("SELECT COUNT(*) FROM episodes").fetchone()
-    except sqlite3.Error:  # not created yet, or busy
-        return 0
-    return int(count)
-
-
-def _sequence(run_dir: Path) -> dict[str, int]:
-    """The order each stored episode was appended in, by key (a rerun would get a new one)."""
-    with sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True) as conn:
-        return dict(conn.execute("SELECT key, seq FROM episodes").fetchall())
-
-
-def _results(run_dir: Path) -> tuple[Any, Any]:
-    summary = json.loads((run_dir / "summary.json").read_text())
-    lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
-    return strip_timing(summary), [strip_timing(json.loads(line)) for line in lines]
 
 
 @pytest.fixture
@@ -76,7 +57,7 @@ def killed_run(tmp_path: Path, core_copy: Path) -> Iterator[Path]:
     )
     try:
         deadline = time.monotonic() + 60
-        while _stored(run_dir) < 5:
+        while stored_count(run_dir) < 5:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             assert time.monotonic() < deadline, "the run stored nothing within 60 s"
             time.sleep(0.05)
@@ -100,22 +81,22 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(test_agents.SLEEP_ENV, raising=False)
-    stored = _stored(killed_run)
+    stored = stored_count(killed_run)
     assert not (killed_run / "summary.json").exists()
-    before = _sequence(killed_run)
+    before = stored_sequence(killed_run)
 
     resumed = invoke("run", "--resume", killed_run, "-q")
     assert resumed.code == 0, resumed.err
     reference = invoke("run", core_copy, *RUN, "-o", tmp_path / "reference", "-q")
     assert reference.code == 0, reference.err
 
-    summary, trajectories = _results(killed_run)
-    want_summary, want_trajectories = _results(tmp_path / "reference")
+    summary, trajectories = run_results(killed_run)
+    want_summary, want_trajectories = run_results(tmp_path / "reference")
     assert stored < summary["episodes"]["planned"], "the run finished before it was killed"
     assert summary["episodes"]["finished"] == summary["episodes"]["planned"]
     assert summary == want_summary
     assert trajectories == want_trajectories
-    after = _sequence(killed_run)
+    after = stored_sequence(killed_run)
     assert {key: after[key] for key in before} == before  # stored episodes were not run again
 
 
@@ -157,6 +138,6 @@ def test_resume_of_a_changed_suite_is_refused(partial_run: Path, invoke: Invoke)
 
 
 def test_resume_of_a_finished_run_changes_nothing(partial_run: Path, invoke: Invoke) -> None:
-    before = _results(partial_run)
+    before = run_results(partial_run)
     assert invoke("run", "--resume", partial_run, "-q").code == 0
-    assert _results(partial_run) == before
+    assert run_results(partial_run) == before

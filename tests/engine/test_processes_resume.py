@@ -7,50 +7,30 @@ the kill may lose episodes that had finished and were not yet committed: they ru
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import toolproof_test_agents as test_agents
 
 from toolproof.spec import load_suite, resolve_suite_path
-from toolproof_helpers import FIXTURES, CliResult, strip_timing
+from toolproof_helpers import (
+    FIXTURES,
+    CliResult,
+    run_results,
+    stored_count,
+    stored_sequence,
+)
 
 AGENT = "python:toolproof_test_agents:SlowRandom"
 TASKS = [f"--task={task.id}" for task in load_suite("core").tasks[:8]]
 RUN = ["--agent", AGENT, "--epochs", "5", "--seed", "3", "--parallel", "8", "--workers", "2"]
 """40 episodes, 8 in flight over two worker processes."""
-
-
-def _stored(run_dir: Path) -> int:
-    db = run_dir / "run.db"
-    if not db.is_file():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
-            (count,) = conn.execute("SELECT COUNT(*) FROM episodes").fetchone()
-    except sqlite3.Error:  # not created yet, or busy
-        return 0
-    return int(count)
-
-
-def _sequence(run_dir: Path) -> dict[str, int]:
-    with sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True) as conn:
-        return dict(conn.execute("SELECT key, seq FROM episodes").fetchall())
-
-
-def _results(run_dir: Path) -> tuple[Any, Any]:
-    summary = json.loads((run_dir / "summary.json").read_text())
-    lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
-    return strip_timing(summary), [strip_timing(json.loads(line)) for line in lines]
 
 
 def _kill_midway(core: Path, run_dir: Path) -> None:
@@ -72,7 +52,7 @@ def _kill_midway(core: Path, run_dir: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 90
-        while _stored(run_dir) < 10:
+        while stored_count(run_dir) < 10:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             assert time.monotonic() < deadline, "the run stored nothing within 90 s"
             time.sleep(0.02)
@@ -92,8 +72,8 @@ def test_a_run_with_workers_killed_mid_batch_resumes_to_the_uninterrupted_result
     core = Path(shutil.copytree(resolve_suite_path("core"), tmp_path / "core"))
     killed = tmp_path / "killed"
     _kill_midway(core, killed)
-    stored = _stored(killed)
-    before = _sequence(killed)
+    stored = stored_count(killed)
+    before = stored_sequence(killed)
     assert not (killed / "summary.json").exists()
 
     resumed = invoke("run", "--resume", killed, "-q")
@@ -101,8 +81,8 @@ def test_a_run_with_workers_killed_mid_batch_resumes_to_the_uninterrupted_result
     reference = invoke("run", core, *RUN, *TASKS, "-o", tmp_path / "reference", "-q")
     assert reference.code == 0, reference.err
 
-    summary, trajectories = _results(killed)
-    want_summary, want_trajectories = _results(tmp_path / "reference")
+    summary, trajectories = run_results(killed)
+    want_summary, want_trajectories = run_results(tmp_path / "reference")
     planned = summary["episodes"]["planned"]
     assert stored < planned, "the run finished before it was killed"
     assert summary["episodes"]["finished"] == planned == 40
@@ -110,5 +90,5 @@ def test_a_run_with_workers_killed_mid_batch_resumes_to_the_uninterrupted_result
     assert trajectories == want_trajectories
     keys = [t["episode_id"] for t in trajectories]
     assert len(keys) == len(set(keys)) == planned  # each episode stored once
-    after = _sequence(killed)
+    after = stored_sequence(killed)
     assert {key: after[key] for key in before} == before  # stored episodes were not run again
